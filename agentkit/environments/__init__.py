@@ -1,0 +1,1 @@
+"""Environments for evaluation and RL training."""

@@ -1,0 +1,69 @@
+"""Events an agent run yields as it goes, for the CLI to stream and the SDK to observe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agentkit.messages import Message, ToolCall
+
+if TYPE_CHECKING:
+    from agentkit.agent import RunResult
+    from agentkit.trajectory import Turn
+
+
+@dataclass(frozen=True)
+class PhaseStarted:
+    """The run entered a phase (explore, map, query, act, ...)."""
+
+    phase: str
+
+
+@dataclass(frozen=True)
+class ModelText:
+    """A piece of model text, streamed as it is generated."""
+
+    text: str
+    phase: str
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """A model call finished; `turn` is what the trajectory recorded."""
+
+    turn: Turn
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    """A tool call is about to run."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call returned; `result` is the observation shown to the model."""
+
+    call: ToolCall
+    result: Message
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class ContextAdded:
+    """An extension or planner put text into the agent's context (a skill, notes, a map)."""
+
+    source: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended; `result` holds the answer and the trajectory."""
+
+    result: RunResult
+
+
+Event = PhaseStarted | ModelText | ModelTurn | ToolStarted | ToolFinished | ContextAdded | RunFinished

@@ -1,0 +1,133 @@
+"""The small protocol that skill libraries, mistake notebooks and planners plug into.
+
+Before a run an extension may add context and may call the model (each call is a recorded turn with
+its own phase label); after the run, when the outcome is known, it may learn from the trajectory.
+The core knows this protocol, not the implementations (they live in agentkit.skills, agentkit.memory).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from agentkit.events import ContextAdded, Event, ModelTurn, PhaseStarted
+from agentkit.messages import Message
+from agentkit.models.protocol import GenerationSettings, Model
+from agentkit.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentkit.tools import Tool
+
+
+@dataclass
+class ContextSection:
+    """A titled piece of text placed in the system prompt."""
+
+    source: str
+    title: str
+    text: str
+
+    def render(self) -> str:
+        return f"## {self.title}\n{self.text.strip()}"
+
+
+@dataclass
+class RunContext:
+    """What an extension or planner sees of a run in progress."""
+
+    task: str
+    model: Model
+    tools: dict[str, Tool]
+    trajectory: Trajectory
+    settings: GenerationSettings
+    sections: list[ContextSection] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    call_hook: Callable[[Model, list[Message], Sequence[dict[str, Any]], GenerationSettings], Any] | None = None
+
+    def add_context(self, source: str, title: str, text: str) -> None:
+        """Put a titled section into the system prompt of the run."""
+        self.sections.append(ContextSection(source, title, text))
+        self.events.append(ContextAdded(source, title, text))
+
+    def call_model(
+        self,
+        messages: list[Message],
+        *,
+        phase: str,
+        context: str | None = None,
+        tools: Sequence[dict[str, Any]] = (),
+        settings: GenerationSettings | None = None,
+    ) -> Message:
+        """Ask the model outside the main conversation; the call is recorded as a turn labelled `phase`."""
+        self.events.append(PhaseStarted(phase))
+        settings = settings or self.settings
+        start = time.perf_counter()
+        if self.call_hook is not None:
+            response = self.call_hook(self.model, messages, tools, settings)
+        else:
+            response = self.model.generate(messages, tools, settings)
+        turn = self.trajectory.add_turn(
+            response.message,
+            phase=phase,
+            context=context or phase,
+            input=messages,
+            tokens=response.tokens,
+            usage=response.usage,
+            duration_s=time.perf_counter() - start,
+        )
+        self.events.append(ModelTurn(turn))
+        return response.message
+
+    def record(self, key: str, value: Any) -> None:
+        """Store data about the run in `trajectory.extras[key]` (what was retrieved, chosen, ...)."""
+        self.trajectory.extras[key] = value
+
+    def drain_events(self) -> list[Event]:
+        out, self.events = self.events, []
+        return out
+
+
+@runtime_checkable
+class Extension(Protocol):
+    """Plugs into every run: `before_run` may add context, `after_run` may learn from the outcome."""
+
+    name: str
+
+    def before_run(self, run: RunContext) -> None: ...
+
+    def after_run(self, run: RunContext) -> None: ...
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Decides what happens before the act loop (react: nothing; map-then-act: explore and map)."""
+
+    name: str
+
+    def prepare(self, run: RunContext) -> None: ...
+
+
+class ReactPlanner:
+    """Plain ReAct: no planning before the loop."""
+
+    name = "react"
+
+    def prepare(self, run: RunContext) -> None:
+        return None
+
+
+class Instructions:
+    """The simplest extension: adds fixed text to every run and counts the runs it has seen."""
+
+    def __init__(self, text: str, title: str = "Instructions", name: str = "instructions") -> None:
+        self.text, self.title, self.name = text, title, name
+        self.seen: list[str] = []
+
+    def before_run(self, run: RunContext) -> None:
+        run.add_context(self.name, self.title, self.text)
+        run.record(self.name, {"shown": True})
+
+    def after_run(self, run: RunContext) -> None:
+        self.seen.append(run.trajectory.id)

@@ -1,0 +1,236 @@
+"""Tool calls for models without native tool calling: render tools into the prompt, parse calls back.
+
+The format is a JSON object in tags, one per call:
+
+    <tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>
+
+The parser forgives what small models get wrong: prose around the call, code fences, single quotes,
+Python literals, trailing commas, a missing closing tag or brace, `args`/`parameters` instead of
+`arguments`, arguments as a JSON string, and `name(a=1, b=2)` call syntax. It never raises: output it
+cannot read becomes `ParsedOutput.error`, which the agent shows to the model so it can correct itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentkit.messages import ToolCall
+
+OPEN_TAG = "<tool_call>"
+CLOSE_TAG = "</tool_call>"
+
+_TAG = r"(?:tool[_\- ]?call|function[_\- ]?call)"
+_BLOCK = re.compile(rf"<\s*{_TAG}\s*>(.*?)(?:<\s*/\s*{_TAG}\s*>|(?=<\s*{_TAG}\s*>)|\Z)", re.S | re.I)
+_ANY_TAG = re.compile(rf"<\s*/?\s*{_TAG}\s*>", re.I)
+_FENCE = re.compile(r"```[ \t]*([\w\-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+_NAME_KEYS = ("name", "tool", "tool_name", "function_name", "function", "action")
+_ARG_KEYS = ("arguments", "args", "parameters", "params", "input", "action_input", "kwargs")
+
+FORMAT_INSTRUCTIONS = f"""To call a tool, reply with one line per call in exactly this form:
+{OPEN_TAG}{{"name": "TOOL_NAME", "arguments": {{"ARG": "VALUE"}}}}{CLOSE_TAG}
+You may call several tools at once. After the results come back, continue.
+When you have the final answer, reply with the answer only, without any {OPEN_TAG}."""
+
+
+def render_tools(tools: list[dict[str, Any]]) -> str:
+    """The system-prompt section that describes the tools and the call format."""
+    lines = ["You can use these tools:"]
+    for spec in tools:
+        fn = spec.get("function", spec)
+        params = json.dumps(fn.get("parameters", {}), separators=(",", ":"))
+        lines.append(f"- {fn['name']}: {fn.get('description', '')}\n  parameters: {params}")
+    lines.append("")
+    lines.append(FORMAT_INSTRUCTIONS)
+    return "\n".join(lines)
+
+
+@dataclass
+class ParsedOutput:
+    """Model text split into prose and tool calls; `error` says why a call-like text was unreadable."""
+
+    content: str
+    calls: list[ToolCall] = field(default_factory=list)
+    error: str | None = None
+
+
+def parse_tool_calls(text: str, tool_names: set[str] | None = None) -> ParsedOutput:
+    """Extract tool calls from model text. Never raises."""
+    try:
+        return _parse(text or "", tool_names)
+    except Exception as exc:  # the parser must never take the agent down
+        return ParsedOutput(content=text or "", error=f"could not read the tool call ({type(exc).__name__})")
+
+
+def _parse(text: str, tool_names: set[str] | None) -> ParsedOutput:
+    blocks = [m.group(1) for m in _BLOCK.finditer(text)]
+    if blocks:
+        prose = _ANY_TAG.sub("", _BLOCK.sub("", text)).strip()
+        calls: list[ToolCall] = []
+        errors: list[str] = []
+        for block in blocks:
+            found, err = _calls_from_text(block, tool_names)
+            calls.extend(found)
+            if err:
+                errors.append(err)
+        if errors and not calls:
+            return ParsedOutput(prose, [], "; ".join(errors) + ". " + _HINT)
+        return ParsedOutput(prose, calls, None)
+    # No tags: a fenced block or a whole-message JSON object that is clearly a call.
+    for m in _FENCE.finditer(text):
+        lang, body = m.group(1).lower(), m.group(2)
+        if lang in ("", "json", "tool_call", "tool", "function_call", "python", "py"):
+            found, _ = _calls_from_text(body, tool_names, strict=True)
+            if found:
+                return ParsedOutput(_FENCE.sub("", text).strip(), found)
+    stripped = text.strip()
+    if stripped.startswith("{") or stripped.startswith("["):
+        found, _ = _calls_from_text(stripped, tool_names, strict=True)
+        if found:
+            return ParsedOutput("", found)
+    return ParsedOutput(text.strip())
+
+
+_HINT = f'Write each call as {OPEN_TAG}{{"name": "TOOL_NAME", "arguments": {{...}}}}{CLOSE_TAG}'
+
+
+def _calls_from_text(
+    body: str, tool_names: set[str] | None, strict: bool = False
+) -> tuple[list[ToolCall], str | None]:
+    body = _strip_fence(body.strip())
+    if not body:
+        return [], "empty tool call"
+    value = lenient_json(body)
+    if value is None:
+        call = _call_syntax(body)
+        if call is not None:
+            return [call], None
+        return [], f"tool call is not valid JSON: {body[:80]!r}"
+    items = value if isinstance(value, list) else [value]
+    calls: list[ToolCall] = []
+    for item in items:
+        call = _call_from_object(item)
+        if call is None:
+            if strict:
+                return [], None
+            return calls, f"tool call needs a 'name' and 'arguments': {body[:80]!r}"
+        if strict and tool_names is not None and call.name not in tool_names:
+            return [], None
+        calls.append(call)
+    return calls, None
+
+
+def _call_from_object(obj: Any) -> ToolCall | None:
+    if not isinstance(obj, dict):
+        return None
+    if isinstance(obj.get("function"), dict):  # OpenAI shape {"function": {"name", "arguments"}}
+        inner = dict(obj["function"])
+        if "id" in obj:
+            inner.setdefault("id", obj["id"])
+        obj = inner
+    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str) and obj[k].strip()), None)
+    if name is None:
+        return None
+    args: Any = next((obj[k] for k in _ARG_KEYS if k in obj), None)
+    if args is None:
+        args = {k: v for k, v in obj.items() if k not in (*_NAME_KEYS, "id", "type")}
+    if isinstance(args, str):
+        parsed = lenient_json(args) if args.strip() else {}
+        args = parsed if isinstance(parsed, dict) else {"input": args}
+    if not isinstance(args, dict):
+        return None
+    name = name.strip()
+    if not re.fullmatch(r"[\w.\-]+", name):
+        return None
+    kwargs: dict[str, Any] = {"name": name, "arguments": args}
+    if isinstance(obj.get("id"), str):
+        kwargs["id"] = obj["id"]
+    return ToolCall(**kwargs)
+
+
+def _call_syntax(body: str) -> ToolCall | None:
+    """`add(a=1, b=2)` → ToolCall; only literal keyword arguments are accepted."""
+    try:
+        node = ast.parse(body.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+    if not isinstance(node, ast.Call) or node.args or not isinstance(node.func, ast.Name | ast.Attribute):
+        return None
+    name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+    try:
+        args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
+    except (ValueError, SyntaxError):
+        return None
+    return ToolCall(name=name, arguments=args)
+
+
+def _strip_fence(body: str) -> str:
+    m = _FENCE.search(body)
+    return m.group(2).strip() if m and body.lstrip().startswith("```") else body
+
+
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_PY_LITERALS = {"true": "True", "false": "False", "null": "None"}
+
+
+def lenient_json(text: str) -> Any:
+    """Parse JSON the way a forgiving reader would; `None` when nothing sensible comes out."""
+    text = text.strip()
+    for candidate in _candidates(text):
+        try:
+            return json.loads(candidate)
+        except (ValueError, RecursionError):
+            pass
+        fixed = _TRAILING_COMMA.sub(r"\1", candidate)
+        try:
+            return json.loads(fixed)
+        except (ValueError, RecursionError):
+            pass
+        try:
+            py = re.sub(r"\b(true|false|null)\b", lambda m: _PY_LITERALS[m.group(1)], fixed)
+            value = ast.literal_eval(py)
+            if isinstance(value, dict | list):
+                return value
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            pass
+    return None
+
+
+def _candidates(text: str) -> list[str]:
+    """The text itself, its outermost {...}/[...] span, and that span with missing closers added."""
+    out = [text]
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return out
+    start = min(starts)
+    end = max(text.rfind("}"), text.rfind("]"))
+    if end > start:
+        out.append(text[start : end + 1])
+    out.append(_close_brackets(text[start:]))
+    return out
+
+
+def _close_brackets(text: str) -> str:
+    """Append the closing brackets and quote a truncated JSON value is missing."""
+    stack: list[str] = []
+    in_str: str | None = None
+    escaped = False
+    for ch in text:
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == in_str:
+                in_str = None
+        elif ch in "\"'":
+            in_str = ch
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    tail = (in_str or "") + "".join(reversed(stack))
+    return _TRAILING_COMMA.sub(r"\1", text.rstrip().rstrip(",") + tail)

@@ -1,0 +1,204 @@
+"""Trajectories: the record of one run, and the JSONL logs that training reads.
+
+Every model call is a `Turn` with its phase label and, when the backend gives them, the exact token
+ids and log-probs. To keep logs linear in the length of a run, a turn whose prompt continues an
+earlier turn (its prompt + completion is a prefix of this prompt) stores only the new tokens and
+names that turn in `extends`; `Trajectory.prompt_ids(i)` rebuilds the full prompt.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
+
+from agentkit.messages import Message, Usage, new_id
+from agentkit.models.protocol import TokenRecord
+
+SCHEMA_VERSION = 1
+log = logging.getLogger(__name__)
+
+
+class Turn(BaseModel):
+    """One model call.
+
+    `context` names the conversation the call belongs to: "main" is `Trajectory.messages` (the
+    call saw its first `n_input` messages); any other context (a skill query, a distillation, a map)
+    keeps its own `input` messages. Token fields are empty for backends that do not expose tokens.
+    """
+
+    index: int
+    phase: str = "act"
+    context: str = "main"
+    n_input: int = 0
+    input: list[Message] | None = None
+    output: Message
+    prompt_ids: list[int] = Field(default_factory=list)
+    extends: int | None = None
+    prompt_text: str = ""
+    completion_ids: list[int] = Field(default_factory=list)
+    logprobs: list[float] = Field(default_factory=list)
+    completion_text: str = ""
+    temperature: float = 1.0
+    usage: Usage = Field(default_factory=Usage)
+    duration_s: float = 0.0
+
+
+class Trajectory(BaseModel):
+    """The record of one agent run, as written to and read from JSONL logs."""
+
+    schema_version: int = SCHEMA_VERSION
+    id: str = Field(default_factory=lambda: new_id("traj"))
+    task: str = ""
+    task_id: str | None = None
+    model: str = ""
+    planner: str = "react"
+    messages: list[Message] = Field(default_factory=list)
+    turns: list[Turn] = Field(default_factory=list)
+    answer: str | None = None
+    stop_reason: str = ""
+    reward: float | None = None
+    rewards: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    extras: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    started_at: float = Field(default_factory=time.time)
+    duration_s: float = 0.0
+
+    _full: dict[int, list[int]] = PrivateAttr(default_factory=dict)
+
+    # -- building -------------------------------------------------------------------------------
+    def add_turn(
+        self,
+        output: Message,
+        *,
+        phase: str,
+        context: str = "main",
+        input: list[Message] | None = None,
+        tokens: TokenRecord | None = None,
+        usage: Usage | None = None,
+        duration_s: float = 0.0,
+    ) -> Turn:
+        """Record a model call; token ids are stored as a delta over an earlier turn when possible."""
+        turn = Turn(
+            index=len(self.turns),
+            phase=phase,
+            context=context,
+            n_input=len(self.messages) if context == "main" else len(input or []),
+            input=None if context == "main" else list(input or []),
+            output=output,
+            usage=usage or Usage(),
+            duration_s=duration_s,
+        )
+        if tokens is not None:
+            full_prompt = tokens.prompt_ids
+            turn.extends, offset = self._find_prefix(full_prompt)
+            turn.prompt_ids = list(full_prompt[offset:])
+            turn.prompt_text = tokens.prompt_text if turn.extends is None else ""
+            turn.completion_ids = list(tokens.completion_ids)
+            turn.logprobs = list(tokens.logprobs)
+            turn.completion_text = tokens.completion_text
+            turn.temperature = tokens.temperature
+            self._full[turn.index] = list(full_prompt) + turn.completion_ids
+            if len(self._full) > 8:
+                self._full.pop(min(self._full))
+        self.turns.append(turn)
+        self.usage = self.usage + turn.usage
+        return turn
+
+    def _find_prefix(self, prompt: list[int]) -> tuple[int | None, int]:
+        for idx in sorted(self._full, reverse=True):
+            seq = self._full[idx]
+            if 0 < len(seq) <= len(prompt) and prompt[: len(seq)] == seq:
+                return idx, len(seq)
+        return None, 0
+
+    # -- reading --------------------------------------------------------------------------------
+    def prompt_ids(self, index: int) -> list[int]:
+        """The full prompt token ids of turn `index`, rebuilt through `extends`."""
+        chain: list[Turn] = []
+        turn: Turn | None = self.turns[index]
+        while turn is not None:
+            chain.append(turn)
+            turn = self.turns[turn.extends] if turn.extends is not None else None
+        ids: list[int] = []
+        for i, t in enumerate(reversed(chain)):
+            ids.extend(t.prompt_ids)
+            if i < len(chain) - 1:
+                ids.extend(t.completion_ids)
+        return ids
+
+    def turns_in(self, phase: str) -> list[Turn]:
+        """The turns labelled `phase`."""
+        return [t for t in self.turns if t.phase == phase]
+
+    @property
+    def has_tokens(self) -> bool:
+        """Whether every turn carries token ids (needed for training)."""
+        return bool(self.turns) and all(t.completion_ids for t in self.turns)
+
+
+# -- JSONL logs -------------------------------------------------------------------------------------
+
+
+class NewerSchemaError(ValueError):
+    """A record was written by a newer agentkit than this one."""
+
+
+def append_jsonl(path: str | os.PathLike[str], trajectory: Trajectory) -> None:
+    """Append one trajectory as one line, atomically with respect to other writers.
+
+    The line is written under an exclusive lock and fsync'd. If an earlier writer was killed
+    mid-line, the torn line is closed off first so it cannot corrupt this record.
+    """
+    line = trajectory.model_dump_json() + "\n"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            f.seek(0, os.SEEK_END)
+            if f.tell() > 0:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    f.write(b"\n")
+            f.write(line.encode())
+            f.flush()
+            os.fsync(f.fileno())
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
+    """Read trajectories from a log, skipping torn or corrupted lines with a warning."""
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+                version = data.get("schema_version", 0) if isinstance(data, dict) else 0
+                if isinstance(version, int) and version > SCHEMA_VERSION:
+                    raise NewerSchemaError(
+                        f"{path}:{lineno} has schema version {version}; this agentkit reads up to "
+                        f"{SCHEMA_VERSION}. Upgrade agentkit to read it."
+                    )
+                yield Trajectory.model_validate(data)
+            except NewerSchemaError:
+                raise
+            except (ValueError, ValidationError, UnicodeDecodeError) as exc:
+                log.warning("skipping unreadable record at %s:%d (%s)", path, lineno, type(exc).__name__)
+
+
+def read_jsonl(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Trajectory]:
+    """All readable trajectories from one log or several."""
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    return [t for p in paths for t in iter_jsonl(p)]
