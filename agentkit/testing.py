@@ -48,6 +48,22 @@ class ScriptedModel:
         self.requests: list[list[Message]] = []
         self._next = 0
 
+    @classmethod
+    def from_file(cls, path: str) -> ScriptedModel:
+        """Load a script from JSON: a list of strings (replies) and {"tool": NAME, "arguments": {...}}
+        objects (tool calls); a list of such objects is one reply calling several tools."""
+        import json
+
+        def item(x: Any) -> Message | str:
+            if isinstance(x, str):
+                return x
+            group = x if isinstance(x, list) else [x]
+            return Message.assistant(tool_calls=[ToolCall(name=c["tool"], arguments=c.get("arguments", {}))
+                                                 for c in group])
+
+        with open(path) as f:
+            return cls([item(x) for x in json.load(f)], name=f"script:{path}")
+
     def generate(
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (), settings: GenerationSettings | None = None
     ) -> ModelResponse:

@@ -6,6 +6,7 @@
 | `vllm:`     | a vLLM server: `vllm:http://host:8000/v1/MODEL`            |
 | `litellm:`  | every LiteLLM provider: `litellm:anthropic/claude-sonnet-4` |
 | `local:`    | Transformers in-process: `local:smollm2-135m`, `local:PATH` |
+| `script:`   | a scripted model for tests: `script:replies.json` (see agentkit.testing) |
 """
 
 from __future__ import annotations
@@ -67,4 +68,8 @@ def resolve_model(spec: str | Model, **options: Any) -> Model:
         from agentkit.models.local import LocalModel
 
         return LocalModel.load(rest, **options)
-    raise ModelConfigError(f"unknown model backend {prefix!r} in {spec!r} (openai, vllm, litellm, local)")
+    if prefix == "script":
+        from agentkit.testing import ScriptedModel
+
+        return ScriptedModel.from_file(rest)
+    raise ModelConfigError(f"unknown model backend {prefix!r} in {spec!r} (openai, vllm, litellm, local, script)")
