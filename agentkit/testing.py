@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from agentkit.messages import Message, ToolCall, Usage
-from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, TextDelta
+from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, TextDelta, ToolSpecs
 from agentkit.toolcall_text import parse_tool_calls
 
 ScriptItem = Message | str | Callable[[Sequence[Message]], "Message | str"]
@@ -65,7 +65,7 @@ class ScriptedModel:
             return cls([item(x) for x in json.load(f)], name=f"script:{path}")
 
     def generate(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (), settings: GenerationSettings | None = None
+        self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> ModelResponse:
         self.requests.append(list(messages))
         if self._next >= len(self.script):
@@ -81,7 +81,7 @@ class ScriptedModel:
         return ModelResponse(message=message, usage=Usage(input_tokens=len(messages), output_tokens=1, calls=1))
 
     def stream(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (), settings: GenerationSettings | None = None
+        self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> Iterator[StreamItem]:
         response = self.generate(messages, tools, settings)
         text = response.message.content
@@ -110,7 +110,7 @@ class FunctionModel(ScriptedModel):
         self.fn = fn
 
     def generate(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (), settings: GenerationSettings | None = None
+        self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> ModelResponse:
         self.requests.append(list(messages))
         message = self._to_message(self.fn(messages, tools), tools)

@@ -8,6 +8,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from agentkit.messages import Message, Usage
 
+ToolSpecs = Sequence[dict[str, Any]]
+"""OpenAI-style function specs, as `Tool.spec()` returns them."""
+
 
 @dataclass(frozen=True)
 class GenerationSettings:
@@ -71,11 +74,11 @@ class Model(Protocol):
     name: str
 
     def generate(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (), settings: GenerationSettings | None = None
+        self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> ModelResponse: ...
 
     def stream(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (), settings: GenerationSettings | None = None
+        self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> Iterator[StreamItem]: ...
 
 
@@ -83,7 +86,7 @@ class StreamingFromGenerate:
     """Mixin: a `stream` that yields the whole text of `generate` at once."""
 
     def stream(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (), settings: GenerationSettings | None = None
+        self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> Iterator[StreamItem]:
         response = self.generate(messages, tools, settings)  # type: ignore[attr-defined]
         if response.message.content:
