@@ -110,6 +110,8 @@ def _calls_from_text(
             return [call], None
         return [], f"tool call is not valid JSON: {body[:80]!r}"
     items = value if isinstance(value, list) else [value]
+    if not items:
+        return [], "empty tool call"
     calls: list[ToolCall] = []
     for item in items:
         call = _call_from_object(item)

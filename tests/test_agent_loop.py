@@ -1,0 +1,206 @@
+"""The agent loop with a scripted model: each situation must end sensibly and be recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from agentkit import Agent, Message, tool
+from agentkit.events import ContextAdded, ModelText, ModelTurn, PhaseStarted, RunFinished, ToolFinished, ToolStarted
+from agentkit.extensions import Instructions
+from agentkit.models.protocol import ModelResponse, TransientModelError
+from agentkit.testing import FunctionModel, ScriptedModel, ScriptExhausted, call, calls
+from agentkit.trajectory import read_jsonl
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool(timeout_s=0.2)
+def slow(seconds: float) -> str:
+    """Sleep for a while."""
+    time.sleep(seconds)
+    return "done"
+
+
+@tool
+def boom() -> str:
+    """Always fails."""
+    raise RuntimeError("kaput")
+
+
+@tool(final=True)
+def final_answer(answer: str) -> str:
+    """Give the final answer."""
+    return answer
+
+
+def tool_messages(result) -> list[Message]:  # type: ignore[no-untyped-def]
+    return [m for m in result.trajectory.messages if m.role == "tool"]
+
+
+def test_single_tool_then_answer() -> None:
+    model = ScriptedModel([call("add", a=2, b=40), "The answer is 42."])
+    result = Agent(model, tools=[add]).run("What is 2 + 40?")
+    assert result.answer == "The answer is 42." and result.stop_reason == "final"
+    [obs] = tool_messages(result)
+    assert obs.content == "42" and not obs.is_error
+    # The second request saw the observation, answering the first call by id.
+    second = model.requests[1]
+    assert second[-1].role == "tool" and second[-1].tool_call_id == second[-2].tool_calls[0].id
+    assert [m.role for m in result.trajectory.messages] == ["system", "user", "assistant", "tool", "assistant"]
+    assert [t.n_input for t in result.trajectory.turns] == [2, 4]
+
+
+def test_parallel_tools_run_concurrently() -> None:
+    @tool
+    def nap(seconds: float) -> float:
+        """Sleep."""
+        time.sleep(seconds)
+        return seconds
+
+    model = ScriptedModel([calls(("nap", {"seconds": 0.3}), ("nap", {"seconds": 0.3}), ("add", {"a": 1, "b": 1})), "ok"])
+    start = time.perf_counter()
+    result = Agent(model, tools=[nap, add]).run("nap twice")
+    assert time.perf_counter() - start < 0.55
+    assert [m.content for m in tool_messages(result)] == ["0.3", "0.3", "2"]
+
+
+def test_unknown_tool_is_an_observation() -> None:
+    model = ScriptedModel([call("nope", x=1), "sorry"])
+    result = Agent(model, tools=[add]).run("t")
+    [obs] = tool_messages(result)
+    assert obs.is_error and "Unknown tool 'nope'" in obs.content
+    assert result.answer == "sorry"
+
+
+def test_bad_arguments_are_an_observation_the_model_can_fix() -> None:
+    model = ScriptedModel([call("add", a="two", b=2), call("add", a=2, b=2), "4"])
+    result = Agent(model, tools=[add]).run("t")
+    first, second = tool_messages(result)
+    assert first.is_error and "Invalid arguments for add" in first.content
+    assert second.content == "4" and result.answer == "4"
+
+
+def test_unparseable_text_call_is_fed_back() -> None:
+    model = ScriptedModel(["<tool_call>{not json}</tool_call>", '<tool_call>{"name": "add", "arguments": '
+                           '{"a": 1, "b": 2,}}</tool_call>', "3"], text_tools=True)
+    result = Agent(model, tools=[add]).run("t")
+    msgs = result.trajectory.messages
+    assert msgs[2].parse_error and msgs[3].role == "user" and "could not be parsed" in msgs[3].content
+    assert tool_messages(result)[0].content == "3" and result.answer == "3"
+
+
+def test_tool_exception_and_timeout() -> None:
+    model = ScriptedModel([call("boom"), call("slow", seconds=2.0), "gave up"])
+    start = time.perf_counter()
+    result = Agent(model, tools=[boom, slow]).run("t")
+    crashed, timed_out = tool_messages(result)
+    assert crashed.is_error and "RuntimeError: kaput" in crashed.content
+    assert timed_out.is_error and "timed out after 0.2 s" in timed_out.content
+    assert time.perf_counter() - start < 1.5
+    assert result.answer == "gave up"
+
+
+def test_step_limit_stops_the_run() -> None:
+    model = ScriptedModel([call("add", a=1, b=1)], repeat_last=True)
+    result = Agent(model, tools=[add], max_steps=4).run("loop forever")
+    assert result.answer is None and result.stop_reason == "max_steps"
+    assert len(result.trajectory.turns) == 4 and len(tool_messages(result)) == 4
+
+
+def test_final_tool_ends_the_run_with_its_output() -> None:
+    model = ScriptedModel([call("final_answer", answer="Paris")])
+    result = Agent(model, tools=[final_answer]).run("capital?")
+    assert result.answer == "Paris" and result.stop_reason == "final"
+
+
+def test_script_exhaustion_is_loud() -> None:
+    with pytest.raises(ScriptExhausted):
+        Agent(ScriptedModel([call("add", a=1, b=1)]), tools=[add]).run("t")
+
+
+def test_stream_yields_events_in_order() -> None:
+    model = ScriptedModel([call("add", a=1, b=2), "three, for sure"])
+    events = list(Agent(model, tools=[add]).stream("t"))
+    kinds = [type(e) for e in events]
+    assert kinds[0] is PhaseStarted and kinds[-1] is RunFinished
+    assert kinds.index(ToolStarted) < kinds.index(ToolFinished)
+    text = "".join(e.text for e in events if isinstance(e, ModelText))
+    assert text == "three, for sure"
+    assert sum(isinstance(e, ModelTurn) for e in events) == 2
+    assert events[-1].result.answer == "three, for sure"
+
+
+def test_async_variants() -> None:
+    async def go() -> tuple[str | None, list[type]]:
+        agent = Agent(ScriptedModel([call("add", a=1, b=2), "3", call("add", a=1, b=2), "3"]), tools=[add])
+        result = await agent.arun("t")
+        kinds = [type(e) async for e in agent.astream("t")]
+        return result.answer, kinds
+
+    answer, kinds = asyncio.run(go())
+    assert answer == "3" and kinds[-1] is RunFinished and ToolFinished in kinds
+
+
+def test_history_reward_log_and_extension(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    ext = Instructions("Always be brief.", title="House rules")
+    model = ScriptedModel(["fine", "still fine"])
+    log = tmp_path / "runs.jsonl"
+    agent = Agent(model, extensions=[ext], log=log)
+    events = list(agent.stream("hello", reward_fn=lambda t: {"execution": 1.0, "format": 0.1}, task_id="t1"))
+    first = events[-1].result
+    assert any(isinstance(e, ContextAdded) and e.title == "House rules" for e in events)
+    assert "## House rules\nAlways be brief." in model.requests[0][0].content
+    assert first.trajectory.reward == pytest.approx(1.1) and first.trajectory.rewards["format"] == 0.1
+    assert first.trajectory.extras["instructions"] == {"shown": True}
+    assert ext.seen == [first.trajectory.id]
+    history = first.trajectory.messages[1:]
+    second = agent.run("and again?", history=history, reward_fn=lambda t: 0.0)
+    assert [m.content for m in model.requests[1][1:]] == ["hello", "fine", "and again?"]
+    logged = read_jsonl(log)
+    assert [t.id for t in logged] == [first.trajectory.id, second.trajectory.id]
+    assert logged[0].task_id == "t1" and logged[1].reward == 0.0
+
+
+def test_tool_phase_labels_the_turn() -> None:
+    @tool(phase="explore_schema", read_only=True)
+    def list_tables() -> str:
+        """List tables."""
+        return "a, b"
+
+    result = Agent(ScriptedModel([call("list_tables"), "done"]), tools=[list_tables]).run("t")
+    assert [t.phase for t in result.trajectory.turns] == ["explore_schema", "act"]
+
+
+def test_transient_errors_are_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(time, "sleep", lambda s: None)
+    failures = iter([TransientModelError("429"), TransientModelError("503")])
+
+    class Flaky(FunctionModel):
+        def generate(self, messages, tools=(), settings=None) -> ModelResponse:  # type: ignore[no-untyped-def]
+            err = next(failures, None)
+            if err:
+                raise err
+            return super().generate(messages, tools, settings)
+
+    assert Agent(Flaky(lambda m, t: "ok")).run("t").answer == "ok"
+    failures = iter([TransientModelError("x")] * 10)
+    with pytest.raises(TransientModelError):
+        Agent(Flaky(lambda m, t: "ok"), max_retries=2).run("t")
+
+
+def test_unknown_planner_and_model_are_clear_errors() -> None:
+    from agentkit.models import ModelConfigError
+
+    with pytest.raises(ValueError, match="unknown planner"):
+        Agent(ScriptedModel([]), planner="nope")
+    with pytest.raises(ModelConfigError, match="backend prefix"):
+        Agent("gpt-4o")
+    with pytest.raises(ModelConfigError, match="unknown model backend"):
+        Agent("foo:bar")
