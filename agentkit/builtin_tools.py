@@ -46,7 +46,7 @@ _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos,
 
 def _round(x: float, ndigits: int | None = None) -> float:
     if ndigits is not None and abs(ndigits) > 100:
-        raise ValueError("round: ndigits must be between -100 and 100")
+        raise ValueError("ndigits must be between -100 and 100")
     return round(x, ndigits)
 
 
@@ -151,7 +151,7 @@ def calculator(expression: str) -> str:
 
     Args:
         expression: e.g. "2 * (3 + 4) ** 2" or "sqrt(2) * pi"; supports + - * / // % ** and math
-            functions such as sqrt, log, sin, floor, factorial.
+            functions such as sqrt, log, sin, floor, factorial ("^" also means power).
     """
     value = evaluate(expression)
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:

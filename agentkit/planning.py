@@ -1,7 +1,519 @@
-"""Built-in planners. `react` lives in agentkit.extensions; map-then-act is added here."""
+"""Map-then-act planning (METHODS.md §1): explore the environment, map the task, then act.
+
+`Agent(..., planner="map-then-act")` runs three stages, each as model turns with its own phase label:
+
+1. **explore** — task-agnostic probing with read-only tools only; the priors it yields are cached per
+   environment identity (in memory and under `$AGENTKIT_HOME/explore/`) and reused by later tasks.
+2. **map** — a typed `CognitiveMap` of the task (entities, affordances, constraints, unknowns,
+   sub-goals); the model may probe read-only tools to resolve unknowns; it stops when none remain
+   or the budget is spent.
+3. **act** — the agent's normal loop, with priors and map in the system prompt.
+
+Side-effecting tools are refused during exploration and mapping (the model sees why). Model output
+that is not a readable map never crashes a run: the map falls back to an empty one and the failure is
+recorded in `trajectory.extras["map_error"]`.
+"""
 
 from __future__ import annotations
 
-from agentkit.extensions import ReactPlanner
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
-__all__ = ["ReactPlanner"]
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from agentkit.agent import register_planner
+from agentkit.extensions import ReactPlanner, RunContext
+from agentkit.messages import Message
+from agentkit.toolcall_text import lenient_json
+from agentkit.tools import Tool, ToolRunner
+
+__all__ = [
+    "Affordance",
+    "CognitiveMap",
+    "Entity",
+    "ExplorationCache",
+    "MapThenActPlanner",
+    "ReactPlanner",
+    "SubGoal",
+    "environment_identity",
+]
+
+MAP_SCHEMA_VERSION = 1
+
+# -- prompts (data, not code) ---------------------------------------------------------------------
+
+EXPLORE_SYSTEM = """You are exploring an environment before any task is given.
+Use ONLY the read-only tools to learn what exists and how it behaves: list things, look around, try
+cheap observations. Do not try to solve any task. When you have learned enough, reply WITHOUT a tool
+call: a short bulleted list of general facts about this environment that will help with any future
+task (what exists, how things are named, which tool reveals what, pitfalls)."""
+
+EXPLORE_START = "Explore the environment now."
+
+EXPLORE_SUMMARY = (
+    "Stop exploring now. Reply without any tool call: the general facts you learned about this environment, "
+    "as a short bulleted list."
+)
+
+MAP_SYSTEM = """Before acting on a task, build a cognitive map of it. Reply with ONE JSON object and nothing else:
+{"entities": [{"name": "...", "kind": "...", "notes": "..."}],
+ "affordances": [{"tool": "TOOL_NAME", "applies_to": "ENTITY", "effect": "..."}],
+ "constraints": ["..."],
+ "unknowns": ["..."],
+ "subgoals": [{"goal": "...", "tool": "TOOL_NAME"}]}
+entities: the things the task involves. affordances: which tool applies to what. constraints: rules the
+result must respect. unknowns: facts you still need (leave empty when none). subgoals: the ordered steps
+that finish the task. If something is unknown you may first call a read-only tool to find out, then reply
+with the map. Do not solve the task yet."""
+
+MAP_TOOLS_HEADER = "Tools of this environment (read-only ones may be called now; the others only while acting):"
+
+MAP_PRIORS_HEADER = "What exploration found out about this environment:"
+
+MAP_UNKNOWNS = (
+    "These unknowns remain: {unknowns}. Resolve them with the read-only tools, or reply with the final map "
+    "as one JSON object."
+)
+
+MAP_RETRY = "That was not a readable map ({error}). Reply with the map as one JSON object."
+
+REFUSED = (
+    "Refused: {name} has side effects or ends the task, and the {stage} stage may only use read-only "
+    "tools ({allowed}). It can be used once the task is being carried out."
+)
+
+UNKNOWN_TOOL = "Unknown tool {name!r}; the read-only tools are: {allowed}."
+
+PRIORS_TITLE = "Environment priors (from exploration)"
+
+MAP_TITLE = "Cognitive map of this task"
+
+MAP_USE = "Follow the sub-goals in order, use the tools the affordances name, respect the constraints."
+
+
+# -- the cognitive map ----------------------------------------------------------------------------
+
+
+class Entity(BaseModel):
+    """A thing the task involves."""
+
+    name: str
+    kind: str = ""
+    notes: str = ""
+
+
+class Affordance(BaseModel):
+    """Which tool applies to what, and what it does there."""
+
+    tool: str
+    applies_to: str = ""
+    effect: str = ""
+
+
+class SubGoal(BaseModel):
+    """One step of the plan."""
+
+    goal: str
+    tool: str | None = None
+    done: bool = False
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+_ITEM_FIELDS: dict[str, tuple[str, ...]] = {
+    "entities": ("name", "kind", "notes"),
+    "affordances": ("tool", "applies_to", "effect"),
+    "subgoals": ("goal", "tool", "done"),
+}
+
+_ALIASES = {
+    "entities": ("entities", "objects", "entity", "items"),
+    "affordances": ("affordances", "affordance", "actions", "tools"),
+    "constraints": ("constraints", "rules", "constraint"),
+    "unknowns": ("unknowns", "unknown", "open_questions", "questions"),
+    "subgoals": ("subgoals", "sub_goals", "sub-goals", "goals", "plan", "steps"),
+}
+
+
+def _coerce_item(key: str, item: Any) -> dict[str, Any] | None:
+    """Turn what a model wrote for one list item into the fields of its type (strings, loose dicts)."""
+    first = _ITEM_FIELDS[key][0]
+    if isinstance(item, str):
+        return {first: item} if item.strip() else None
+    if not isinstance(item, dict):
+        return {first: _as_text(item)} if item is not None else None
+    out: dict[str, Any] = {}
+    synonyms = {"name": ("name", "entity", "object", "id"), "tool": ("tool", "action", "name"),
+                "applies_to": ("applies_to", "target", "object", "entity", "on"),
+                "goal": ("goal", "step", "description", "name", "subgoal")}
+    for field in _ITEM_FIELDS[key]:
+        for alias in synonyms.get(field, (field,)):
+            if alias in item and item[alias] is not None:
+                out[field] = item[alias] if field == "done" else _as_text(item[alias])
+                break
+    if first not in out:
+        return None
+    if "done" in out:
+        out["done"] = bool(out["done"])
+    return out
+
+
+_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n?(.*?)(?:```|\Z)", re.S | re.I)
+_NOTHING = re.compile(r"^\s*(none|n/?a|nothing|no unknowns?|null|-+)\s*\.?\s*$", re.I)
+
+
+class CognitiveMap(BaseModel):
+    """The task-specific map M_t: typed, serialisable, rendered into the act prompt and `/map` in chat."""
+
+    schema_version: int = MAP_SCHEMA_VERSION
+    task: str = ""
+    entities: list[Entity] = Field(default_factory=list)
+    affordances: list[Affordance] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list)
+    unknowns: list[str] = Field(default_factory=list)
+    subgoals: list[SubGoal] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lenient(cls, data: Any) -> Any:
+        """Accept what models write: synonyms for keys, strings for objects, a string for a list."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for key, aliases in _ALIASES.items():
+            value = next((data.pop(a) for a in aliases if a in data), None)
+            if value is None:
+                continue
+            if isinstance(value, str | dict):
+                value = [value]
+            if not isinstance(value, list):
+                value = [value]
+            if key in _ITEM_FIELDS:
+                data[key] = [c for c in (_coerce_item(key, v) for v in value) if c is not None]
+            else:
+                data[key] = [_as_text(v) for v in value if _as_text(v).strip() and not _NOTHING.match(_as_text(v))]
+        return data
+
+    @field_validator("task", mode="before")
+    @classmethod
+    def _task_text(cls, value: Any) -> str:
+        return _as_text(value)
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.entities or self.affordances or self.constraints or self.unknowns or self.subgoals)
+
+    @classmethod
+    def parse(cls, text: str, task: str = "") -> tuple[CognitiveMap, str | None]:
+        """Read a map from model text, leniently. Returns (map, error); the map is empty on error."""
+        fenced = _FENCE.search(text or "")
+        value = lenient_json(fenced.group(1)) if fenced else None
+        if value is None:
+            value = lenient_json(text or "")
+        if isinstance(value, dict) and isinstance(value.get("map"), dict):
+            value = value["map"]
+        if not isinstance(value, dict):
+            snippet = (text or "").strip().replace("\n", " ")[:80]
+            return cls(task=task), f"no JSON object in the reply ({snippet!r})"
+        try:
+            parsed = cls.model_validate({**value, "task": task})
+        except Exception as exc:  # pydantic errors on very odd shapes
+            return cls(task=task), f"the JSON does not fit the map ({type(exc).__name__})"
+        if parsed.is_empty:
+            return parsed, "the map is empty"
+        return parsed, None
+
+    def render(self) -> str:
+        """The map as compact text for a prompt or the terminal."""
+        lines: list[str] = []
+        if self.entities:
+            lines.append("Entities:")
+            lines += [f"- {e.name}" + (f" ({e.kind})" if e.kind else "") + (f": {e.notes}" if e.notes else "")
+                      for e in self.entities]
+        if self.affordances:
+            lines.append("Affordances:")
+            lines += [f"- {a.tool}" + (f" -> {a.applies_to}" if a.applies_to else "")
+                      + (f": {a.effect}" if a.effect else "") for a in self.affordances]
+        if self.constraints:
+            lines.append("Constraints:")
+            lines += [f"- {c}" for c in self.constraints]
+        if self.unknowns:
+            lines.append("Unknowns:")
+            lines += [f"- {u}" for u in self.unknowns]
+        if self.subgoals:
+            lines.append("Sub-goals:")
+            lines += [f"{i}. [{'x' if g.done else ' '}] {g.goal}" + (f" (tool: {g.tool})" if g.tool else "")
+                      for i, g in enumerate(self.subgoals, start=1)]
+        return "\n".join(lines) if lines else "(empty map)"
+
+
+# -- the exploration cache ------------------------------------------------------------------------
+
+
+def agentkit_home() -> Path:
+    """`$AGENTKIT_HOME`, default `~/.agentkit`."""
+    return Path(os.environ.get("AGENTKIT_HOME") or Path.home() / ".agentkit").expanduser()
+
+
+def environment_identity(tools: Sequence[Tool], environment: Any = None) -> str:
+    """Name an environment for the exploration cache.
+
+    An explicit `environment` (a string, or an object with `identity()`) wins; otherwise the identity
+    is a hash of the read-only tools' names and specs (the environment is what they can observe).
+    """
+    if environment is not None:
+        if isinstance(environment, str):
+            return environment
+        ident = getattr(environment, "identity", None)
+        if callable(ident):
+            return str(ident())
+        raise TypeError(f"environment must be a string or have identity(), not {type(environment).__name__}")
+    specs = sorted((t.name, json.dumps(t.spec(), sort_keys=True)) for t in tools if t.read_only)
+    digest = hashlib.sha256(json.dumps(specs).encode()).hexdigest()[:16]
+    return f"tools:{digest}"
+
+
+class ExplorationCache:
+    """Priors from global exploration, one JSON file per environment identity, shared by processes.
+
+    `exclusive(identity)` holds a file lock so concurrent runs on a new environment explore it once.
+    """
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else agentkit_home() / "explore"
+
+    def _path(self, identity: str) -> Path:
+        return self.root / f"{hashlib.sha256(identity.encode()).hexdigest()[:24]}.json"
+
+    def get(self, identity: str) -> dict[str, Any] | None:
+        """The stored record for `identity`, or None (an unreadable file counts as missing)."""
+        path = self._path(identity)
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) and record.get("identity") == identity else None
+
+    def put(self, identity: str, record: dict[str, Any]) -> Path:
+        """Store a record atomically (write to a temporary file, then rename)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self._path(identity)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps({**record, "identity": identity}, ensure_ascii=False, indent=1))
+        tmp.replace(path)
+        return path
+
+    def clear(self, identity: str) -> None:
+        """Forget an environment's priors (the next run explores again)."""
+        self._path(identity).unlink(missing_ok=True)
+
+    @contextlib.contextmanager
+    def exclusive(self, identity: str) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self._path(identity).with_suffix(".lock"), "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# -- the planner ----------------------------------------------------------------------------------
+
+
+class MapThenActPlanner:
+    """Explore (cached per environment), map the task, then let the agent act with both in context.
+
+    Args:
+        environment: names the environment for the cache (a string or an object with `identity()`);
+            default: a hash of the read-only tools.
+        explore_steps: most exploration turns that call tools (a closing summary turn follows).
+        map_steps: most mapping turns (probes and map drafts together).
+        cache: where priors persist; `False` keeps them in memory only for this planner.
+        refresh: explore again even if priors are cached.
+        max_observation_chars: observations longer than this are cut in the explore/map prompts.
+    """
+
+    name = "map-then-act"
+
+    def __init__(
+        self,
+        environment: Any = None,
+        *,
+        explore_steps: int = 4,
+        map_steps: int = 3,
+        cache: ExplorationCache | str | Path | bool | None = None,
+        refresh: bool = False,
+        max_observation_chars: int = 1500,
+    ) -> None:
+        if explore_steps < 0 or map_steps < 1:
+            raise ValueError("explore_steps must be >= 0 and map_steps >= 1")
+        self.environment = environment
+        self.explore_steps = explore_steps
+        self.map_steps = map_steps
+        if cache is False:
+            self.cache: ExplorationCache | None = None
+        elif isinstance(cache, ExplorationCache):
+            self.cache = cache
+        else:
+            self.cache = ExplorationCache(None if cache in (None, True) else cache)  # type: ignore[arg-type]
+        self.refresh = refresh
+        self.max_observation_chars = max_observation_chars
+        self._memory: dict[str, dict[str, Any]] = {}
+
+    # -- stage driver -----------------------------------------------------------------------------
+    def prepare(self, run: RunContext) -> None:
+        # Probes may only observe: read-only tools, and none that would end the run with an answer.
+        read_only = {name: t for name, t in run.tools.items() if t.read_only and not t.final}
+        runner = ToolRunner(max_workers=2)
+        try:
+            priors = self._explore(run, read_only, runner)
+            cmap = self._map(run, read_only, runner, priors)
+        finally:
+            runner.close()
+        if priors:
+            run.add_context(self.name, PRIORS_TITLE, priors)
+        if not cmap.is_empty:
+            run.add_context(self.name, MAP_TITLE, f"{cmap.render()}\n\n{MAP_USE}")
+        run.record("map", cmap.model_dump())
+
+    # -- stage 1: global exploration --------------------------------------------------------------
+    def _explore(self, run: RunContext, read_only: dict[str, Tool], runner: ToolRunner) -> str:
+        identity = environment_identity(list(run.tools.values()), self.environment)
+        info: dict[str, Any] = {"identity": identity}
+        if not read_only:
+            run.record("explore", {**info, "skipped": "no read-only tools"})
+            return ""
+        fresh = self.refresh and identity not in self._memory  # refresh once per planner, then reuse
+        record = None if fresh else self._lookup(identity)
+        if record is None:
+            lock = self.cache.exclusive(identity) if self.cache else contextlib.nullcontext()
+            with lock:
+                fresh = self.refresh and identity not in self._memory
+                record = None if fresh else self._lookup(identity)  # explored meanwhile?
+                if record is None:
+                    record = self._run_exploration(run, read_only, runner)
+                    self._memory[identity] = record
+                    if self.cache is not None:
+                        self.cache.put(identity, record)
+                    run.record("explore", {**info, "cached": False, "calls": record["calls"]})
+                    return str(record["priors"])
+        run.record("explore", {**info, "cached": True, "calls": record.get("calls", [])})
+        return str(record.get("priors", ""))
+
+    def _lookup(self, identity: str) -> dict[str, Any] | None:
+        if identity in self._memory:
+            return self._memory[identity]
+        record = self.cache.get(identity) if self.cache is not None else None
+        if record is not None:
+            self._memory[identity] = record
+        return record
+
+    def _run_exploration(self, run: RunContext, read_only: dict[str, Tool], runner: ToolRunner) -> dict[str, Any]:
+        specs = [t.spec() for t in read_only.values()]
+        messages = [Message.system(EXPLORE_SYSTEM), Message.user(EXPLORE_START)]
+        calls: list[dict[str, Any]] = []
+        summary = ""
+        for _ in range(self.explore_steps):
+            reply = run.call_model(list(messages), phase="explore", tools=specs)
+            messages.append(reply)
+            if not reply.tool_calls:
+                if reply.parse_error:
+                    messages.append(Message.user(f"Your tool call could not be parsed: {reply.parse_error}"))
+                    continue
+                summary = reply.content.strip()
+                break
+            messages.extend(self._probe(reply, read_only, set(run.tools), runner, "explore", calls))
+        else:
+            messages.append(Message.user(EXPLORE_SUMMARY))
+            reply = run.call_model(list(messages), phase="explore", tools=())
+            summary = reply.content.strip() if not reply.tool_calls else ""
+        if not summary:  # the model gave no summary: keep what it saw, which is still a prior
+            summary = "\n".join(f"- {c['tool']}({_args_text(c['arguments'])}): {c['observation'][:300]}"
+                                for c in calls if not c["refused"])
+        return {"priors": summary, "calls": calls, "created_at": time.time(),
+                "model": getattr(run.model, "name", type(run.model).__name__)}
+
+    # -- stage 2: task-specific mapping ------------------------------------------------------------
+    def _map(self, run: RunContext, read_only: dict[str, Tool], runner: ToolRunner, priors: str) -> CognitiveMap:
+        tool_lines = [f"- {t.name} ({'read-only' if t.read_only else 'side effects'}): {t.description}"
+                      for t in run.tools.values()]
+        system = MAP_SYSTEM
+        if tool_lines:
+            system += "\n\n" + MAP_TOOLS_HEADER + "\n" + "\n".join(tool_lines)
+        if priors:
+            system += "\n\n" + MAP_PRIORS_HEADER + "\n" + priors
+        messages = [Message.system(system), Message.user(run.task)]
+        specs = [t.spec() for t in read_only.values()]
+        calls: list[dict[str, Any]] = []
+        cmap, error = CognitiveMap(task=run.task), "the model wrote no map"
+        for step in range(self.map_steps):
+            last = step == self.map_steps - 1
+            reply = run.call_model(list(messages), phase="map", tools=() if last else specs)
+            messages.append(reply)
+            if reply.tool_calls:
+                messages.extend(self._probe(reply, read_only, set(run.tools), runner, "map", calls))
+                error = "the map budget ran out during probing"
+                continue
+            draft, draft_error = CognitiveMap.parse(reply.content, run.task)
+            if draft_error is not None:
+                error = draft_error
+                messages.append(Message.user(MAP_RETRY.format(error=draft_error)))
+                continue
+            cmap, error = draft, None
+            if not cmap.unknowns:  # nothing left to find out: stop early
+                break
+            messages.append(Message.user(MAP_UNKNOWNS.format(unknowns="; ".join(cmap.unknowns))))
+        if error is not None:
+            run.record("map_error", error)
+        run.record("map_probes", calls)
+        return cmap
+
+    # -- read-only tool calls made by the planner --------------------------------------------------
+    def _probe(self, reply: Message, read_only: dict[str, Tool], known: set[str], runner: ToolRunner, stage: str,
+               calls: list[dict[str, Any]]) -> list[Message]:
+        """Run the read-only calls of `reply`; refuse the others. Returns one tool message per call."""
+        allowed = ", ".join(read_only) or "none"
+        out: list[Message] = []
+        runnable = [c for c in reply.tool_calls if c.name in read_only]
+        outcomes = iter(runner.run_many([(read_only[c.name], c.name, c.arguments) for c in runnable]))
+        for call in reply.tool_calls:
+            refused = call.name not in read_only
+            if refused:
+                template = REFUSED if call.name in known else UNKNOWN_TOOL
+                text, is_error = template.format(name=call.name, stage=stage, allowed=allowed), True
+            else:
+                outcome = next(outcomes)
+                text, is_error = outcome.content, outcome.is_error
+            if len(text) > self.max_observation_chars:
+                text = text[: self.max_observation_chars] + "\n[cut]"
+            calls.append({"tool": call.name, "arguments": call.arguments, "observation": text,
+                          "is_error": is_error, "refused": refused})
+            out.append(Message.tool(call, text, is_error=is_error))
+        return out
+
+    def __repr__(self) -> str:
+        return f"MapThenActPlanner(environment={self.environment!r}, explore_steps={self.explore_steps}, " \
+               f"map_steps={self.map_steps})"
+
+
+def _args_text(arguments: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+
+
+register_planner("map-then-act", MapThenActPlanner)

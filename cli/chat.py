@@ -1,7 +1,371 @@
-"""Placeholder: commands of this module are being written."""
+"""`agentkit chat`: an interactive terminal chat with a tool-using agent.
+
+The chat is built from parts other modules can extend:
+
+- `build_agent(model, ..., extensions=[...])` makes the agent (skill libraries, notebooks, planners
+  plug in as extensions);
+- `SLASH_COMMANDS` is a registry of `/commands`; `@slash_command("name", "help")` adds one, and
+  `run_chat(..., commands={...})` adds more for one session;
+- `run_chat(config, extensions=..., commands=...)` runs the loop; a command with more options
+  (`--skills`, `--notes`, ...) can build its extensions and call it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
 
 import typer
+from agentkit.cli.console import EventPrinter, load_model
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult
+from agentkit.builtin_tools import builtin_tools, parse_tool_names
+from agentkit.events import RunFinished
+from agentkit.extensions import Extension, Planner
+from agentkit.messages import Message
+from agentkit.models import DEFAULT_MODEL, GenerationSettings, Model, ModelConfigError
+from agentkit.tools import Tool, Toolkit
+from agentkit.trajectory import Trajectory, append_jsonl
+
+DEFAULT_CHAT_TOOLS = "calculator,time"
+DEFAULT_MAX_STEPS = 10
+PROMPT = "you> "
+_READLINE_PROMPT = "\001\x1b[1;32m\002you>\001\x1b[0m\002 "  # \001..\002 tell readline the codes take no room
+
+
+def build_agent(
+    model: Model | str,
+    *,
+    tools: str | Iterable[str] = DEFAULT_CHAT_TOOLS,
+    allow_dir: str | Path | None = None,
+    extra_tools: Iterable[Tool | Toolkit] = (),
+    system: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    log: str | Path | None = None,
+    extensions: Sequence[Extension] = (),
+    planner: Planner | str = "react",
+    settings: GenerationSettings | None = None,
+) -> Agent:
+    """The chat's agent: built-in tools by name (read_file joins when `allow_dir` is given and no
+    explicit list names it), extra tools, extensions and a planner."""
+    names = parse_tool_names(tools)
+    if allow_dir is not None and "read_file" not in names:
+        names.append("read_file")
+    return Agent(
+        model,
+        tools=[*builtin_tools(names, allow_dir=allow_dir), *extra_tools],
+        instructions=system or DEFAULT_INSTRUCTIONS,
+        extensions=extensions,
+        planner=planner,
+        max_steps=max_steps,
+        log=log,
+        settings=settings,
+    )
+
+
+@dataclass
+class ChatConfig:
+    """What `agentkit chat` was started with."""
+
+    model: str = DEFAULT_MODEL
+    tools: str = DEFAULT_CHAT_TOOLS
+    allow_dir: Path | None = None
+    system: str | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    log: Path | None = None
+    planner: str = "react"
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    def settings(self) -> GenerationSettings:
+        """Sampling settings from the options (None leaves the backend's default)."""
+        return GenerationSettings(temperature=self.temperature, max_tokens=self.max_tokens)
+
+
+# -- slash commands ---------------------------------------------------------------------------------
+
+CommandHandler = Callable[["ChatSession", str], bool | None]
+"""Called with the session and the text after the command name; returns True to end the chat."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A `/name` command of the chat."""
+
+    name: str
+    help: str
+    handler: CommandHandler
+    usage: str = ""
+
+
+SLASH_COMMANDS: dict[str, SlashCommand] = {}
+"""The chat's commands by name; other modules add theirs with `slash_command`."""
+
+
+def slash_command(name: str, help: str, usage: str = "") -> Callable[[CommandHandler], CommandHandler]:
+    """Register a chat command: `@slash_command("notes", "Show the mistake notebook")`."""
+
+    def register(handler: CommandHandler) -> CommandHandler:
+        SLASH_COMMANDS[name] = SlashCommand(name, help, handler, usage)
+        return handler
+
+    return register
+
+
+# -- the session ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ChatSession:
+    """One conversation: the agent, the history passed to each run, and the trajectories so far.
+
+    `agent_factory` rebuilds the agent for another model (`/model NAME`); `on_turn` hooks run after
+    every finished turn (e.g. to persist the session); `state` is free room for extensions' commands
+    (e.g. a skill library to list).
+    """
+
+    agent_factory: Callable[[Model], Agent]
+    model: Model
+    model_spec: str
+    console: Console
+    commands: dict[str, SlashCommand] = field(default_factory=lambda: dict(SLASH_COMMANDS))
+    history: list[Message] = field(default_factory=list)
+    trajectories: list[Trajectory] = field(default_factory=list)
+    on_turn: list[Callable[[ChatSession, RunResult], None]] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.agent = self.agent_factory(self.model)
+
+    def ask(self, text: str) -> RunResult | None:
+        """Run one user turn, streaming it; Ctrl-C interrupts it and leaves the history as it was."""
+        printer = EventPrinter(self.console)
+        events = self.agent.stream(text, history=list(self.history))
+        result: RunResult | None = None
+        try:
+            for event in events:
+                printer.handle(event)
+                if isinstance(event, RunFinished):
+                    result = event.result
+        except KeyboardInterrupt:
+            events.close()
+            printer.finish()
+            self.console.print(Text("[interrupted]", style="yellow"))
+            return None
+        except ModelConfigError as exc:
+            printer.finish()
+            self.console.print(Text(f"model configuration error: {exc}", style="red"))
+            return None
+        except Exception as exc:  # the session survives a failing model call; the user sees why
+            printer.finish()
+            self.console.print(Text(f"error: {type(exc).__name__}: {exc}", style="red"))
+            return None
+        if result is not None:
+            self.history = list(result.trajectory.messages[1:])  # all but the system message
+            self.trajectories.append(result.trajectory)
+            for hook in self.on_turn:
+                hook(self, result)
+        return result
+
+    def command(self, line: str) -> bool:
+        """Run a `/command`; True means the chat should end."""
+        name, _, arg = line[1:].strip().partition(" ")
+        cmd = self.commands.get(name.lower())
+        if cmd is None:
+            self.console.print(Text(f"unknown command /{name}; /help lists the commands", style="yellow"))
+            return False
+        return bool(cmd.handler(self, arg.strip()))
+
+    def switch_model(self, spec: str) -> None:
+        """Load another model and rebuild the agent for it; the history is kept."""
+        model = load_model(spec, self.console)
+        agent = self.agent_factory(model)
+        self.agent.close()
+        self.agent, self.model, self.model_spec = agent, model, spec
+
+    def reset(self) -> None:
+        """Start a new conversation (trajectories so far stay available to /save)."""
+        self.history = []
+
+
+@slash_command("help", "List the commands")
+def _help(session: ChatSession, arg: str) -> None:
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    for cmd in sorted(session.commands.values(), key=lambda c: c.name):
+        table.add_row(f"/{cmd.name}" + (f" {cmd.usage}" if cmd.usage else ""), cmd.help)
+    session.console.print(table)
+    session.console.print(Text("Ctrl-C stops a reply; Ctrl-D or /exit leaves.", style="dim"))
+
+
+@slash_command("tools", "List the agent's tools")
+def _tools(session: ChatSession, arg: str) -> None:
+    if not session.agent.tools:
+        session.console.print("no tools")
+        return
+    table = Table("tool", "read-only", "description", box=None, padding=(0, 2))
+    for t in session.agent.tools.values():
+        table.add_row(t.name, "yes" if t.read_only else "no", t.description.splitlines()[0] if t.description else "")
+    session.console.print(table)
+
+
+@slash_command("reset", "Forget the conversation so far")
+def _reset(session: ChatSession, arg: str) -> None:
+    turns = len(session.history)
+    session.reset()
+    session.console.print(Text(f"conversation reset ({turns} messages forgotten)", style="dim"))
+
+
+@slash_command("save", "Append this session's trajectories to a JSONL file", usage="PATH")
+def _save(session: ChatSession, arg: str) -> None:
+    if not arg:
+        session.console.print(Text("usage: /save PATH", style="yellow"))
+        return
+    if not session.trajectories:
+        session.console.print(Text("nothing to save yet", style="yellow"))
+        return
+    path = Path(arg).expanduser()
+    try:
+        for trajectory in session.trajectories:
+            append_jsonl(path, trajectory)
+    except OSError as exc:
+        session.console.print(Text(f"could not save to {path}: {exc}", style="red"))
+        return
+    session.console.print(Text(f"saved {len(session.trajectories)} trajectories to {path}", style="dim"))
+
+
+@slash_command("model", "Show the model, or switch to another (history is kept)", usage="[NAME]")
+def _model(session: ChatSession, arg: str) -> None:
+    if not arg:
+        session.console.print(f"model: {session.model_spec}", markup=False)
+        return
+    try:
+        session.switch_model(arg)
+    except (ModelConfigError, ImportError, OSError, ValueError) as exc:
+        session.console.print(Text(f"cannot switch to {arg}: {exc}", style="red"))
+        return
+    session.console.print(Text(f"model: {session.model_spec}", style="dim"))
+
+
+@slash_command("exit", "Leave the chat")
+def _exit(session: ChatSession, arg: str) -> bool:
+    return True
+
+
+SLASH_COMMANDS["quit"] = SlashCommand("quit", "Leave the chat", _exit)
+
+
+# -- the loop ---------------------------------------------------------------------------------------
+
+
+def chat_loop(session: ChatSession, stdin: TextIO | None = None) -> None:
+    """Read lines until /exit or end of input; a terminal gets a prompt, a pipe is read line by line."""
+    stdin = stdin or sys.stdin
+    interactive = stdin.isatty()
+    console = session.console
+    prompt = PROMPT
+    if interactive:
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (line editing and history for input())
+
+            if console.is_terminal and console.color_system and not console.no_color:
+                prompt = _READLINE_PROMPT
+    while True:
+        try:
+            if interactive:
+                line = input(prompt)  # input() itself, so readline knows the prompt when editing the line
+            else:
+                line = stdin.readline()
+                if not line:
+                    raise EOFError
+                if line.strip():
+                    console.print(Text(f"> {line.strip()}", style="dim"))
+        except EOFError:
+            console.print()
+            break
+        except KeyboardInterrupt:
+            console.print(Text("\n(use /exit or Ctrl-D to leave)", style="dim"))
+            continue
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            if line.startswith("/"):
+                if session.command(line):
+                    break
+                continue
+            session.ask(line)
+        except KeyboardInterrupt:  # e.g. during /model loading; ask() handles its own
+            console.print(Text("[interrupted]", style="yellow"))
+
+
+def run_chat(
+    config: ChatConfig,
+    *,
+    extensions: Sequence[Extension] = (),
+    extra_tools: Iterable[Tool | Toolkit] = (),
+    commands: dict[str, SlashCommand] | None = None,
+    history: Sequence[Message] = (),
+    on_turn: Sequence[Callable[[ChatSession, RunResult], None]] = (),
+    console: Console | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    """Load the model, build the agent and chat; returns the exit code (2: configuration error).
+
+    `history` resumes an earlier conversation (no system message); `on_turn` hooks run after each
+    finished turn with the session (whose `history` is then up to date) and the run's result.
+    """
+    console = console or Console(highlight=False, soft_wrap=True)
+    extra_tools = list(extra_tools)
+
+    def factory(model: Model) -> Agent:
+        return build_agent(model, tools=config.tools, allow_dir=config.allow_dir, extra_tools=extra_tools,
+                           system=config.system, max_steps=config.max_steps, log=config.log,
+                           extensions=extensions, planner=config.planner, settings=config.settings())
+
+    try:
+        if config.allow_dir is not None and not Path(config.allow_dir).is_dir():
+            raise ValueError(f"--allow-dir {config.allow_dir} is not a directory")
+        model = load_model(config.model, console)
+        session = ChatSession(factory, model, config.model, console, commands={**SLASH_COMMANDS, **(commands or {})},
+                              history=list(history), on_turn=list(on_turn))
+    except (ModelConfigError, ValueError, ImportError, OSError) as exc:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"error: {exc}", style="red"))
+        return 2
+    tools = ", ".join(session.agent.tools) or "none"
+    console.print(Text(f"agentkit chat · model {config.model} · tools: {tools}", style="bold"))
+    console.print(Text("/help for commands · Ctrl-C stops a reply · /exit or Ctrl-D leaves", style="dim"))
+    try:
+        chat_loop(session, stdin)
+    finally:
+        session.agent.close()
+    return 0
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `agentkit chat`."""
+
+    @app.command()
+    def chat(
+        model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="openai:NAME, litellm:P/NAME, "
+                                  "vllm:URL/NAME, local:smollm2-135m, script:FILE.json"),
+        tools: str = typer.Option(DEFAULT_CHAT_TOOLS, "--tools", "-t",
+                                  help="Built-in tools, comma-separated: calculator,time,read_file,http_get "
+                                  "('none' for no tools)"),
+        allow_dir: Path | None = typer.Option(None, "--allow-dir", help="Directory read_file may read (enables it)"),
+        system: str | None = typer.Option(None, "--system", help="System prompt (replaces the default)"),
+        max_steps: int = typer.Option(DEFAULT_MAX_STEPS, "--max-steps", min=1, help="Model calls per turn"),
+        log: Path | None = typer.Option(None, "--log", help="Append every turn's trajectory to this JSONL file"),
+        temperature: float | None = typer.Option(None, "--temperature", min=0, help="Sampling temperature (0: greedy)"),
+        max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply"),
+    ) -> None:
+        """Chat with a tool-using agent in the terminal (offline by default, on the embedded model)."""
+        config = ChatConfig(model=model, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps,
+                            log=log, temperature=temperature, max_tokens=max_tokens)
+        raise typer.Exit(run_chat(config))

@@ -1,7 +1,199 @@
-"""Placeholder: commands of this module are being written."""
+"""`agentkit eval`: run a task set under one or more agent configurations and write a report.
+
+    agentkit eval --env sql --model local:smollm2-135m --planner react --planner map-then-act --limit 10
+    agentkit eval --env tooluse --tasks bfcl_simple.json --model openai:gpt-4o-mini
+    agentkit eval --env textgame --game coin --model oracle
+
+Repeating --planner compares configurations side by side; `recipe` (sql only) is the four-phase
+TRUST-SQL recipe. `--model oracle` replays each task's expected actions: the upper bound the harness
+allows, which validates the reward code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import typer
 
+PLANNERS = ("react", "map-then-act", "recipe")
+ENVS = ("sql", "tooluse", "textgame")
+
+TOOL_INSTRUCTIONS = (
+    "You are a careful assistant that completes tasks with the tools. Call the tools you need; when the "
+    "task is done, reply briefly with the result."
+)
+SQL_INSTRUCTIONS_PLAIN = (
+    "Answer the question about the database with the tools. When you know the SQL query that answers it, "
+    "call confirm_answer with that query."
+)
+
+
+def load_environment(env: str, tasks: Path | None, *, db: Path | None = None, game: str = "coin",
+                     seeds: int = 3, answers: Path | None = None) -> Any:
+    """Build the environment named by `--env` (a clear error if its module or extra is missing)."""
+    if env == "sql":
+        try:
+            from agentkit.environments.sql import SQLEnvironment
+        except ImportError as exc:
+            raise typer.BadParameter(f"the SQL environment is not available: {exc}") from exc
+        if tasks is None:
+            return SQLEnvironment.chinook() if db is None else _bad("--env sql with --db needs --tasks FILE")
+        return SQLEnvironment(db=db, tasks=tasks)
+    if env == "tooluse":
+        from agentkit.environments.tooluse import ToolUseEnvironment
+
+        return ToolUseEnvironment.sample() if tasks is None else ToolUseEnvironment.from_file(tasks, answers=answers)
+    if env == "textgame":
+        from agentkit.environments.textgame import GameUnavailable, TextGameEnvironment, check_available
+
+        try:
+            check_available()
+        except GameUnavailable as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        return TextGameEnvironment.from_file(tasks) if tasks else TextGameEnvironment(game, range(seeds))
+    return _bad(f"unknown --env {env!r}; choose from {', '.join(ENVS)}")
+
+
+def _bad(message: str) -> Any:
+    raise typer.BadParameter(message)
+
+
+def _extension(kind: str, path: Path | None) -> Any:
+    """Open a skill library or mistake notebook, or say clearly why it cannot be."""
+    if path is None:
+        return None
+    import importlib
+
+    cls = "SkillLibrary" if kind == "skills" else "MistakeNotebook"
+    modules = ("agentkit.skills",) if kind == "skills" else ("agentkit.memory.notebook", "agentkit.memory")
+    problems = []
+    for module in modules:
+        try:
+            opener = getattr(importlib.import_module(module), cls)
+        except (ImportError, AttributeError) as exc:
+            problems.append(f"{module}: {exc}")
+            continue
+        return opener.open(path)
+    raise typer.BadParameter(f"--{kind} needs {cls}, which is not available here ({'; '.join(problems)})")
+
+
+def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings: Any, explore_steps: int,
+                  map_steps: int, skills: Any = None, notes: Any = None, persist_priors: bool = True,
+                  refresh_priors: bool = False) -> Callable[[list[Any]], Any]:
+    """How one configuration builds its agent from an episode's tools. One planner serves every episode,
+    so exploration runs once per environment (and persists unless `persist_priors` is False)."""
+    from agentkit.agent import Agent
+    from agentkit.planning import MapThenActPlanner
+
+    is_sql = env.name.startswith("sql")
+    extra: list[Any] = []
+    instructions = SQL_INSTRUCTIONS_PLAIN if is_sql else TOOL_INSTRUCTIONS
+    if is_sql:
+        from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQLRunRecorder
+
+        extra.append(SQLRunRecorder())
+        if config == "recipe":
+            instructions = SQL_INSTRUCTIONS
+    elif config == "recipe":
+        raise typer.BadParameter("--planner recipe (the four-phase SQL recipe) needs --env sql")
+
+    planner: Any = "react"
+    if config == "map-then-act":
+        planner = MapThenActPlanner(env, explore_steps=explore_steps, map_steps=map_steps,
+                                    cache=None if persist_priors else False, refresh=refresh_priors)
+
+    def build(tools: list[Any]) -> Any:
+        return Agent(model, tools, instructions=instructions, planner=planner, max_steps=max_steps,
+                     settings=settings, extensions=extra, skills=skills, notes=notes)
+
+    return build
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `agentkit eval`."""
+
+    @app.command("eval")
+    def eval_command(
+        env: str = typer.Option("sql", "--env", help="Environment: sql, tooluse or textgame."),
+        tasks: Path | None = typer.Option(None, "--tasks", help="Task file (sql: JSONL with gold SQL; tooluse: "
+                                   "BFCL-style JSON/JSONL; textgame: JSON spec). Default: the shipped set."),
+        model: str = typer.Option("local:smollm2-135m", "--model", help="Model string, or 'oracle'."),
+        planner: list[str] = typer.Option(["react"], "--planner",
+                                          help="react, map-then-act or recipe (sql); repeat to compare."),
+        skills: Path | None = typer.Option(None, "--skills", help="A skill library folder to use."),
+        notes: Path | None = typer.Option(None, "--notes", help="A mistake notebook folder to use."),
+        concurrency: int = typer.Option(1, "--concurrency", min=1, help="Tasks run at once (threads)."),
+        limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
+        difficulty: str | None = typer.Option(None, "--difficulty", help="Only tasks of this difficulty (sql)."),
+        max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most act-loop model calls per task."),
+        max_tokens: int | None = typer.Option(None, "--max-tokens", help="Most tokens per model reply."),
+        temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+        explore_steps: int = typer.Option(3, "--explore-steps", min=0, help="map-then-act exploration budget."),
+        map_steps: int = typer.Option(2, "--map-steps", min=1, help="map-then-act mapping budget."),
+        db: Path | None = typer.Option(None, "--db", help="Database for --env sql with your own --tasks."),
+        answers: Path | None = typer.Option(None, "--answers", help="BFCL possible-answer file (tooluse)."),
+        game: str = typer.Option("coin", "--game", help="textgame: coin or cookingworld."),
+        seeds: int = typer.Option(3, "--seeds", min=1, help="textgame: how many generated games."),
+        refresh_priors: bool = typer.Option(False, "--refresh-priors",
+                                            help="map-then-act: explore again even if priors are cached."),
+        out: Path | None = typer.Option(None, "--out", help="Output folder (default eval-runs/ENV-TIME)."),
+    ) -> None:
+        """Evaluate agent configurations on a task set: results table (JSON, Markdown), trajectories, HTML."""
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.table import Table
+
+        from agentkit.evaluation import EvalConfig, evaluate, oracle_model, oracle_script_for, write_report
+        from agentkit.models import GenerationSettings, resolve_model
+
+        console = Console()
+        unknown = [p for p in planner if p not in PLANNERS]
+        if unknown:
+            raise typer.BadParameter(f"unknown --planner {', '.join(unknown)}; choose from {', '.join(PLANNERS)}")
+        environment = load_environment(env, tasks, db=db, game=game, seeds=seeds, answers=answers)
+        todo = environment.tasks()
+        if difficulty:
+            todo = [t for t in todo if str(t.data.get("difficulty", "")) == difficulty]
+        if limit:
+            todo = todo[:limit]
+        if not todo:
+            raise typer.BadParameter("no tasks left to run (check --difficulty / --limit)")
+        skill_lib, notebook = _extension("skills", skills), _extension("notes", notes)
+        if model == "oracle":
+            the_model: Any = oracle_model(todo, oracle_script_for(environment))
+        else:
+            with console.status(f"Loading model {model} …"):
+                the_model = resolve_model(model)
+        settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
+        out_dir = out or Path("eval-runs") / f"{env}-{time.strftime('%Y%m%d-%H%M%S')}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+
+        runs = []
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console) as progress:
+            for config in planner:
+                bar = progress.add_task(config, total=len(todo))
+                build = agent_factory(config, environment, the_model, max_steps=max_steps, settings=settings,
+                                      explore_steps=explore_steps, map_steps=map_steps, skills=skill_lib,
+                                      notes=notebook, persist_priors=model != "oracle",
+                                      refresh_priors=refresh_priors)
+                runs.append(evaluate(environment, EvalConfig(config, build), tasks=todo, concurrency=concurrency,
+                                     log=out_dir / f"trajectories-{config}.jsonl",
+                                     on_result=lambda _r, bar=bar: progress.advance(bar)))
+        paths = write_report(runs, out_dir, title=f"agentkit eval: {environment.name} · {model}")
+
+        table = Table(title=f"{environment.name} · {model}")
+        for head in ("config", "tasks", "success", "mean reward", "steps", "tokens", "wall s", "errors"):
+            table.add_column(head)
+        for r in runs:
+            s = r.summary()
+            table.add_row(s["config"], str(s["tasks"]), f"{s['success_rate']:.1%}", f"{s['mean_reward']:.3f}",
+                          f"{s['mean_steps']:.1f}", f"{s['mean_tokens']:.0f}", f"{s['mean_wall_s']:.2f}",
+                          str(s["errors"]))
+        console.print(table)
+        for kind, path in paths.items():
+            console.print(f"{kind}: {path}")
+        console.print(f"trajectories: {out_dir}/trajectories-*.jsonl")

@@ -1,7 +1,106 @@
-"""Placeholder: commands of this module are being written."""
+"""`agentkit run "task"`: one task, non-interactively.
+
+Prints the answer (or, with `--json`, the trajectory). Exit codes: 0 the run gave an answer,
+1 it stopped without one (step limit) or the model failed, 2 configuration error (unknown model
+backend, missing API key, unknown tool, ...) — with a one-line message, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import typer
+from agentkit.cli.chat import DEFAULT_CHAT_TOOLS, DEFAULT_MAX_STEPS, build_agent
+from agentkit.cli.console import EventPrinter, load_model
+from rich.console import Console
+from rich.text import Text
+
+from agentkit.agent import RunResult
+from agentkit.events import RunFinished
+from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
+
+EXIT_ANSWER, EXIT_NO_ANSWER, EXIT_CONFIG = 0, 1, 2
+
+
+def run_task(
+    task: str,
+    *,
+    model: str = DEFAULT_MODEL,
+    tools: str = DEFAULT_CHAT_TOOLS,
+    allow_dir: Path | None = None,
+    system: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    log: Path | None = None,
+    as_json: bool = False,
+    quiet: bool = False,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> int:
+    """Run `task` once and print the outcome; returns the exit code."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        if allow_dir is not None and not allow_dir.is_dir():
+            raise ValueError(f"--allow-dir {allow_dir} is not a directory")
+        loaded = load_model(model, err)
+        settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
+        agent = build_agent(loaded, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps, log=log,
+                            settings=settings)
+    except (ModelConfigError, ValueError, ImportError, OSError) as exc:
+        err.print(Text(f"error: {exc}", style="red"))
+        return EXIT_CONFIG
+
+    # Tool activity goes to stderr so stdout holds only the answer (or the JSON).
+    printer = EventPrinter(err, show_text=False) if not (quiet or as_json) else None
+    result: RunResult | None = None
+    try:
+        for event in agent.stream(task):
+            if printer is not None:
+                printer.handle(event)
+            if isinstance(event, RunFinished):
+                result = event.result
+    except ModelConfigError as exc:
+        err.print(Text(f"error: {exc}", style="red"))
+        return EXIT_CONFIG
+    except Exception as exc:  # a failing model call: say what failed, no traceback
+        err.print(Text(f"error: the run failed: {type(exc).__name__}: {exc}", style="red"))
+        return EXIT_NO_ANSWER
+    finally:
+        agent.close()
+    assert result is not None
+    if as_json:
+        typer.echo(result.trajectory.model_dump_json(indent=2))
+    elif result.answer is not None:
+        typer.echo(result.answer)
+    if result.answer is None:
+        if printer is None and not quiet:
+            trajectory = result.trajectory
+            err.print(Text(f"no answer: the run stopped by {trajectory.stop_reason} after "
+                           f"{len(trajectory.turns)} model calls", style="yellow"))
+        return EXIT_NO_ANSWER
+    return EXIT_ANSWER
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `agentkit run`."""
+
+    @app.command("run")
+    def run(
+        task: str = typer.Argument(..., help="The task or question"),
+        model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="openai:NAME, litellm:P/NAME, "
+                                  "vllm:URL/NAME, local:smollm2-135m, script:FILE.json"),
+        tools: str = typer.Option(DEFAULT_CHAT_TOOLS, "--tools", "-t",
+                                  help="Built-in tools, comma-separated: calculator,time,read_file,http_get "
+                                  "('none' for no tools)"),
+        allow_dir: Path | None = typer.Option(None, "--allow-dir", help="Directory read_file may read (enables it)"),
+        system: str | None = typer.Option(None, "--system", help="System prompt (replaces the default)"),
+        max_steps: int = typer.Option(DEFAULT_MAX_STEPS, "--max-steps", min=1, help="Most model calls"),
+        log: Path | None = typer.Option(None, "--log", help="Append the trajectory to this JSONL file"),
+        as_json: bool = typer.Option(False, "--json", help="Print the trajectory as JSON instead of the answer"),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not show tool calls on stderr"),
+        temperature: float | None = typer.Option(None, "--temperature", min=0, help="Sampling temperature (0: greedy)"),
+        max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply"),
+    ) -> None:
+        """Run one task and print the answer (exit 0), or 1 without an answer, 2 on a configuration error."""
+        raise typer.Exit(run_task(task, model=model, tools=tools, allow_dir=allow_dir, system=system,
+                                  max_steps=max_steps, log=log, as_json=as_json, quiet=quiet,
+                                  temperature=temperature, max_tokens=max_tokens))

@@ -1,7 +1,130 @@
-"""Placeholder: commands of this module are being written."""
+"""`agentkit serve MODEL`: a vLLM OpenAI-compatible server on the FP8 decode path.
+
+    agentkit serve Qwen/Qwen3-8B                       # FP8 KV cache + weights where the GPU has a fast path
+    agentkit serve ./deepseek-v2-lite --dry-run --gpu h100 --vllm-version 0.12.0
+    agentkit serve ./base --lora ./adapter --runtime-lora --port 8001
+    agentkit serve MODEL -- --max-num-seqs 64          # anything after -- goes to vllm serve as is
+
+The choices come from `agentkit.serving.plan_serve`; the command it runs is printed in full.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
 
 import typer
 
+SERVE_HELP = "Serve a model with vLLM (FP8 KV cache and weights, tool-call parsing, LoRA) behind an OpenAI API."
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `agentkit serve` to the CLI."""
+
+    @app.command(
+        help=SERVE_HELP,
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )
+    def serve(
+        ctx: typer.Context,
+        model: str = typer.Argument(..., help="Hugging Face id (config.json cached locally) or model directory"),
+        fp8: bool | None = typer.Option(None, "--fp8/--no-fp8",
+                                        help="FP8 KV cache + weights (default: on where the GPU has a fast path)"),
+        fp8_weights: bool | None = typer.Option(None, "--fp8-weights/--no-fp8-weights",
+                                                help="FP8 weights for unquantised checkpoints (default: as --fp8)"),
+        host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on (0.0.0.0 for all)"),
+        port: int = typer.Option(8000, "--port", help="Port to listen on"),
+        tp: int = typer.Option(1, "--tp", min=1, help="Tensor-parallel GPUs"),
+        lora: list[str] = typer.Option([], "--lora", help="LoRA adapter to serve: DIR or NAME=DIR (repeatable)"),
+        runtime_lora: bool = typer.Option(False, "--runtime-lora",
+                                          help="Allow loading/unloading adapters at run time (RL rollouts)"),
+        max_lora_rank: int | None = typer.Option(None, "--max-lora-rank", help="Default: the adapters' largest r"),
+        served_name: str | None = typer.Option(None, "--served-name", help="Model name clients use"),
+        max_model_len: int | None = typer.Option(None, "--max-model-len", help="Context length to serve"),
+        gpu_memory_utilization: float | None = typer.Option(None, "--gpu-memory-utilization"),
+        tool_parser: str | None = typer.Option(None, "--tool-parser",
+                                               help="Override the family's tool-call parser ('none': off)"),
+        attention_backend: str | None = typer.Option(None, "--attention-backend", help="Override the backend"),
+        trust_remote_code: bool = typer.Option(False, "--trust-remote-code"),
+        api_key: str | None = typer.Option(None, "--api-key", help="Require this key from clients"),
+        gpu: str | None = typer.Option(None, "--gpu", help="Plan for this GPU (h100, l40s, 9.0, sm90) "
+                                       "instead of the one detected"),
+        vllm_version: str | None = typer.Option(None, "--vllm-version",
+                                                help="Plan for this vLLM version instead of the installed one"),
+        config_json: Path | None = typer.Option(None, "--config-json", help="Read the model's config from here"),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the command and exit"),
+        startup_timeout: float = typer.Option(1800.0, "--startup-timeout", help="Seconds to wait for /health"),
+        log: Path | None = typer.Option(None, "--log", help="Write the server's output here (default: a temp file)"),
+    ) -> None:
+        from rich.console import Console
+
+        from agentkit.models.vllm_server import ServerStartError, VLLMServer
+        from agentkit.serving import (
+            ASSUMED_VLLM_VERSION,
+            GpuInfo,
+            ServeOptions,
+            UnsupportedServeConfig,
+            detect_gpu,
+            installed_vllm_version,
+            max_adapter_rank,
+            plan_serve,
+            read_model_config,
+        )
+
+        console = Console()
+        err = Console(stderr=True)
+        version = vllm_version or installed_vllm_version()
+        version_note = None
+        if version is None:
+            if not dry_run:
+                err.print("[red]vLLM is not installed[/]: pip install 'agentkit[serve]' on a CUDA machine "
+                          "(or use --dry-run to see the command)")
+                raise typer.Exit(2)
+            version, version_note = ASSUMED_VLLM_VERSION, f"vLLM not installed here: planned for {ASSUMED_VLLM_VERSION}"
+        try:
+            gpu_info = GpuInfo.from_spec(gpu, count=tp) if gpu else detect_gpu()
+            config = read_model_config(str(config_json) if config_json else model)
+            options = ServeOptions(
+                model=model, served_name=served_name, fp8=fp8, fp8_weights=fp8_weights, host=host, port=port,
+                tensor_parallel=tp, lora=tuple(lora), runtime_lora=runtime_lora,
+                max_lora_rank=max_lora_rank or max_adapter_rank(lora), max_model_len=max_model_len,
+                gpu_memory_utilization=gpu_memory_utilization, tool_parser=tool_parser,
+                attention_backend=attention_backend, trust_remote_code=trust_remote_code, api_key=api_key,
+                extra_args=tuple(ctx.args),
+            )
+            plan = plan_serve(config, gpu_info, version, options)
+        except UnsupportedServeConfig as error:
+            err.print(f"[red]cannot serve {model}:[/] {error}")
+            raise typer.Exit(2) from None
+
+        for note in ([version_note] if version_note else []) + plan.notes:
+            console.print(f"[dim]- {note}[/]")
+        console.print(plan.command_line(), markup=False, highlight=False, soft_wrap=True)
+        if dry_run:
+            console.print(f"[dim]agentkit chat --model {plan.model_spec}[/]")
+            return
+
+        server = VLLMServer(plan, startup_timeout=startup_timeout, log_path=log)
+        console.print(f"[dim]starting vLLM (log: {server.log_path or 'a temp file'}) ...[/]")
+        started = time.monotonic()
+        try:
+            server.start()
+        except ServerStartError as error:
+            err.print(f"[red]vLLM did not start:[/] {error}")
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err.print("interrupted during start-up; server stopped")
+            raise typer.Exit(130) from None
+        console.print(f"[green]ready[/] in {time.monotonic() - started:.0f} s at {plan.base_url}  "
+                      f"(model name: {plan.served_name}; log: {server.log_path})")
+        console.print(f"use it:  agentkit chat --model {plan.model_spec}")
+        console.print("[dim]Ctrl-C stops the server[/]")
+        try:
+            code = server.wait()
+        except KeyboardInterrupt:
+            console.print("stopping ...")
+            code = server.stop()
+            console.print(f"stopped (exit code {code})")
+            return
+        err.print(f"[red]vLLM exited with code {code}[/]; last lines:\n{server.log_tail()}")
+        raise typer.Exit(code or 1)

@@ -1,7 +1,92 @@
-"""Placeholder: commands of this module are being written."""
+"""`agentkit sql "question" --db PATH`: answer a question over an unknown database, four phases shown live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import typer
 
+OBSERVATION_LINES = 12
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add the `sql` command to the CLI."""
+
+    @app.command("sql")
+    def sql(
+        question: str = typer.Argument(..., help="The question to answer with SQL."),
+        db: str = typer.Option(..., "--db", help="SQLite file or SQLAlchemy URL (opened read-only)."),
+        model: str = typer.Option("local:smollm2-135m", "--model", "-m", help="Model string, e.g. openai:gpt-4o-mini."),
+        evidence: str | None = typer.Option(None, "--evidence", help="Extra hint (BIRD-style evidence)."),
+        max_steps: int = typer.Option(24, "--max-steps", help="Most model turns."),
+        max_rows: int = typer.Option(30, "--max-rows", help="Rows shown per query."),
+        timeout: float = typer.Option(5.0, "--timeout", help="Seconds allowed per query."),
+        embed: bool = typer.Option(True, "--embed/--no-embed", help="Search columns by meaning (MiniLM)."),
+        log: Path | None = typer.Option(None, "--log", help="Append the trajectory to this JSONL file."),
+    ) -> None:
+        """Answer QUESTION over the database with the explore → propose → generate → confirm recipe."""
+        from agentkit.events import ModelTurn, RunFinished, ToolFinished, ToolStarted
+        from agentkit.models.protocol import ModelConfigError
+        from agentkit.sql import SchemaToolkit, sql_agent, sql_task_prompt
+
+        try:
+            kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout)
+        except (OSError, ValueError) as exc:
+            typer.echo(f"Cannot open the database: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if embed and kit.embed is None:
+            typer.echo("(column search is lexical: the embedding model is not available)", err=True)
+        try:
+            agent = sql_agent(model, kit, max_steps=max_steps, log=log)
+        except ModelConfigError as exc:
+            typer.echo(f"Model error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        phase = None
+        result = None
+        for event in agent.stream(sql_task_prompt(question, evidence)):
+            if isinstance(event, ModelTurn):
+                if event.turn.phase != phase:
+                    phase = event.turn.phase
+                    typer.echo(f"\n== {phase} ==")
+                if event.turn.output.content.strip() and not event.turn.output.tool_calls:
+                    typer.echo(event.turn.output.content.strip())
+            elif isinstance(event, ToolStarted):
+                typer.echo(f"> {event.call.name}({_args(event.call.arguments)})")
+            elif isinstance(event, ToolFinished):
+                typer.echo(_indent(event.result.content, error=event.result.is_error))
+            elif isinstance(event, RunFinished):
+                result = event.result
+        agent.close()
+        if result is None or kit.final is None:
+            reason = result.stop_reason if result is not None else "no result"
+            typer.echo(f"\nNo confirmed answer ({reason}).", err=True)
+            raise typer.Exit(1)
+        typer.echo("\n== answer ==")
+        typer.echo(kit.final.sql)
+        typer.echo(kit.final.render())
+
+
+def _embedder() -> Any:
+    try:
+        from agentkit.memory.embeddings import Embedder
+
+        embedder = Embedder.default()
+        embedder.embed(["warm up"])
+        return embedder.embed
+    except Exception:  # no model installed: search falls back to lexical and says so
+        return None
+
+
+def _args(arguments: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _indent(text: str, *, error: bool) -> str:
+    lines = text.splitlines() or [""]
+    shown = lines[:OBSERVATION_LINES]
+    if len(lines) > OBSERVATION_LINES:
+        shown.append(f"... ({len(lines) - OBSERVATION_LINES} more lines)")
+    prefix = "  ! " if error else "  "
+    return "\n".join(prefix + line for line in shown)

@@ -1,7 +1,133 @@
-"""Placeholder: commands of this module are being written."""
+"""`agentkit train`: RL training on logged trajectories or online, and `agentkit train report`.
+
+    agentkit train --data 'runs/*.jsonl' --model local:smollm2-135m --algo grpo --out ckpt/
+    agentkit train --env sql --tasks tasks.jsonl --online --group-size 4 --out ckpt/
+    agentkit train --config train.yaml --data runs/a.jsonl --resume
+    agentkit train report ckpt/                  # curves of reward, loss, KL, entropy, gates, clipping
+
+Command-line options win over the --config file (YAML or TOML, see agentkit.training.config).
+Multi-GPU: launch the same command under `torchrun --nproc_per_node N -m agentkit.cli.main train ...`
+(see the agentkit.training module docs).
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+from typing import Any
 
 import typer
 
+ALGOS = ("grpo", "sdar", "skill1", "dual-track")
+
+train_app = typer.Typer(help="Train the model with RL on logged runs or online (GRPO, SDAR, Skill1, Dual-Track).",
+                        invoke_without_command=True, no_args_is_help=False)
+
+
+@train_app.callback()
+def train(
+    ctx: typer.Context,
+    data: list[str] = typer.Option(None, "--data", help="Trajectory JSONL files or glob patterns (offline)."),
+    model: str = typer.Option("local:smollm2-135m", "--model", help="local:NAME or local:PATH."),
+    algo: str = typer.Option(None, "--algo", help="grpo | sdar | skill1 | dual-track."),
+    out: Path = typer.Option(Path("ckpt"), "--out", help="Checkpoints, metrics.jsonl and rollouts go here."),
+    config: Path = typer.Option(None, "--config", help="A YAML/TOML TrainConfig file."),
+    online: bool = typer.Option(False, "--online", help="Roll out with the current policy between updates."),
+    env: str = typer.Option(None, "--env", help="Online environment: sql | tooluse | textgame."),
+    tasks: Path = typer.Option(None, "--tasks", help="Task file for the environment."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint in --out."),
+    max_steps: int = typer.Option(None, "--max-steps"),
+    lr: float = typer.Option(None, "--lr"),
+    group_size: int = typer.Option(None, "--group-size", help="Rollouts per task online (G)."),
+    tasks_per_step: int = typer.Option(None, "--tasks-per-step"),
+    groups_per_step: int = typer.Option(None, "--groups-per-step"),
+    micro_batch: int = typer.Option(None, "--micro-batch"),
+    save_every: int = typer.Option(None, "--save-every"),
+    kl: float = typer.Option(None, "--kl", help="KL coefficient (0 loads no reference)."),
+    full: bool = typer.Option(False, "--full", help="Full fine-tuning instead of LoRA."),
+    seed: int = typer.Option(None, "--seed"),
+    tensorboard: bool = typer.Option(False, "--tensorboard"),
+    wandb: str = typer.Option(None, "--wandb", help="wandb project name."),
+) -> None:
+    """Train on trajectories (--data) or online against an environment (--online --env)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from rich.console import Console
+
+    from agentkit.training.config import TrainConfig
+
+    console = Console(stderr=True)
+    if algo is not None and algo not in ALGOS:
+        raise typer.BadParameter(f"--algo must be one of {', '.join(ALGOS)}")
+    overrides: dict[str, Any] = {
+        "algo": algo, "max_steps": max_steps, "lr": lr, "group_size": group_size, "tasks_per_step": tasks_per_step,
+        "groups_per_step": groups_per_step, "micro_batch_size": micro_batch, "save_every": save_every,
+        "kl_coef": kl, "seed": seed, "tensorboard": tensorboard or None, "wandb_project": wandb,
+    }
+    try:
+        cfg = TrainConfig.load(config, **overrides) if config else TrainConfig(
+            **{k: v for k, v in overrides.items() if v is not None})
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if full:
+        cfg.lora.enabled = False
+    if online or env:
+        if not env:
+            raise typer.BadParameter("--online needs --env (sql, tooluse or textgame)")
+        from agentkit.cli.eval_cmd import load_environment
+
+        source: Any = load_environment(env, tasks)
+    else:
+        paths = _expand(data or [])
+        if not paths:
+            raise typer.BadParameter("give --data FILES (trajectory JSONL) or --online --env NAME")
+        source = paths
+        console.print(f"training on {len(paths)} log file(s): {', '.join(str(p) for p in paths[:5])}")
+
+    from agentkit.training.trainer import Trainer
+
+    trainer = Trainer(model, cfg, out_dir=out)
+    out.mkdir(parents=True, exist_ok=True)
+    cfg.save(out / "config.yaml")
+    try:
+        summary = trainer.fit(source, resume=resume)
+    except (ValueError, FileNotFoundError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    console.print(
+        f"done: {summary['steps']} steps, {summary['groups_used']} groups used, {summary['groups_dropped']} dropped "
+        f"(equal rewards), {summary['nan_skipped']} NaN steps skipped; checkpoints and metrics in {out}"
+    )
+
+
+@train_app.command("report")
+def report(
+    run: Path = typer.Argument(..., help="The --out folder of a training run (holds metrics.jsonl)."),
+    png: Path = typer.Option(None, "--png", help="Where to write the figure (default RUN/report.png)."),
+) -> None:
+    """Plot reward, loss, KL, entropy, SDAR gate statistics and clip fraction to a PNG."""
+    from agentkit.training.report import plot_report
+
+    try:
+        path = plot_report(run, png)
+    except FileNotFoundError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    typer.echo(str(path))
+
+
+def _expand(patterns: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for pattern in patterns:
+        hits = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
+        if not hits:
+            raise typer.BadParameter(f"--data {pattern!r} matches no file")
+        for h in hits:
+            if not Path(h).is_file():
+                raise typer.BadParameter(f"--data {h} is not a file")
+            out.append(Path(h))
+    return out
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `agentkit train` (and `agentkit train report`) to the CLI."""
+    app.add_typer(train_app, name="train")

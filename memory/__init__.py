@@ -1,1 +1,24 @@
-"""agentkit.memory"""
+"""agentkit.memory: embeddings, the vector store, the mistake notebook and chat sessions.
+
+    from agentkit.memory.embeddings import Embedder
+    from agentkit.memory.vectors import VectorStore
+    from agentkit.memory.notebook import MistakeNotebook, Note
+    from agentkit.memory.sessions import SessionStore
+
+Modules are imported on demand so that `import agentkit.memory` stays cheap (no torch, no chromadb).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def agentkit_home() -> Path:
+    """The agentkit home directory: `$AGENTKIT_HOME`, default `~/.agentkit`."""
+    return Path(os.environ.get("AGENTKIT_HOME") or Path.home() / ".agentkit").expanduser()
+
+
+def default_notes_path() -> Path:
+    """Where the default mistake notebook lives: `$AGENTKIT_HOME/notes`."""
+    return agentkit_home() / "notes"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -42,11 +43,13 @@ class Embedder:
     _instances: ClassVar[dict[str, Embedder]] = {}
     _instances_lock = threading.Lock()
 
-    def __init__(self, model: str | None = None) -> None:
+    def __init__(self, model: str | None = None, cache_size: int = 4096) -> None:
         self.name = PACKAGED_MODEL if model in (None, "", "default", "minilm", PACKAGED_MODEL) else str(model)
         self._model: Any = None
         self._dim: int | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()  # recent texts → vectors (tasks repeat)
+        self.cache_size = cache_size
 
     @classmethod
     def default(cls, model: str | None = None) -> Embedder:
@@ -92,11 +95,20 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
         with self._lock:
-            vectors = model.encode(list(texts), convert_to_numpy=True, show_progress_bar=False,
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if missing:
+                raw = model.encode(missing, convert_to_numpy=True, show_progress_bar=False,
                                    normalize_embeddings=False)
-        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+                raw = np.asarray(raw, dtype=np.float32).reshape(len(missing), -1)
+                raw = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
+                for text, vector in zip(missing, raw, strict=True):
+                    self._cache[text] = vector.astype(np.float32)
+            out = np.stack([self._cache[t] for t in texts])
+            for text in texts:
+                self._cache.move_to_end(text)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return out.copy()
 
     def similarity(self, a: list[str] | str, b: list[str] | str) -> np.ndarray:
         """Cosine similarity matrix between two lists of texts, shape (len(a), len(b))."""

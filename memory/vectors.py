@@ -239,5 +239,17 @@ class VectorStore:
     def __len__(self) -> int:
         return self.count()
 
+    def close(self) -> None:
+        """Release the client (a local store's files are let go once no other client in the process uses them)."""
+        close = getattr(self.client, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> VectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         return f"VectorStore({self.location!r}, {self.name!r}, embedder={self.embedder.name!r})"

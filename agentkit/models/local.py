@@ -1,0 +1,426 @@
+"""In-process Transformers backend: the embedded SmolLM2 by default, any causal LM by path.
+
+Generation is a plain KV-cached decode loop (it records the log-probability of every sampled token
+for training). Turns of one conversation reuse the cache: when the newly rendered prompt extends the
+text of the previous call (prompt + completion), only the new suffix is tokenised and prefilled, so
+the prompt ids of a later turn start with the exact ids of the earlier turn. Otherwise the longest
+common token prefix of the cache is kept. The cache is dropped when the weights change in place
+(training between rollouts) or the module is replaced.
+
+Small models have no native tool calling: tools are rendered into the system prompt and calls parsed
+back with the text protocol of `agentkit.toolcall_text`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentkit.messages import Message, Usage
+from agentkit.models.protocol import (
+    GenerationSettings,
+    ModelConfigError,
+    ModelResponse,
+    StreamItem,
+    TextDelta,
+    TokenRecord,
+    ToolSpecs,
+    collect,
+)
+from agentkit.toolcall_text import CLOSE_TAG, OPEN_TAG, parse_tool_calls, render_tools
+
+EMBEDDED_NAMES = ("smollm2-135m", "smollm2", "default", "")
+TOOL_RESULT_PREFIX = "Tool result ({name}):\n"
+TOOL_ERROR_PREFIX = "Tool error ({name}):\n"
+CHATML_FALLBACK = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def render_chat(messages: Sequence[Message], tools: ToolSpecs = (), *, text_tools: bool = True) -> list[dict[str, Any]]:
+    """Messages as chat-template dicts. With `text_tools`, tools go into the system prompt, assistant
+    tool calls become `<tool_call>` lines and tool results become user turns with a clear prefix."""
+    out: list[dict[str, Any]] = []
+    tool_section = render_tools(list(tools)) if tools and text_tools else ""
+    for msg in messages:
+        if msg.role == "system":
+            content = f"{msg.content}\n\n{tool_section}" if tool_section else msg.content
+            tool_section = ""
+            out.append({"role": "system", "content": content.strip()})
+        elif msg.role == "assistant":
+            if text_tools:
+                lines = [msg.content] if msg.content else []
+                lines += [f"{OPEN_TAG}{json.dumps({'name': c.name, 'arguments': c.arguments})}{CLOSE_TAG}"
+                          for c in msg.tool_calls]
+                out.append({"role": "assistant", "content": "\n".join(lines)})
+            else:
+                entry: dict[str, Any] = {"role": "assistant", "content": msg.content}
+                if msg.tool_calls:
+                    entry["tool_calls"] = [{"id": c.id, "type": "function",
+                                            "function": {"name": c.name, "arguments": c.arguments}}
+                                           for c in msg.tool_calls]
+                out.append(entry)
+        elif msg.role == "tool":
+            if text_tools:
+                prefix = TOOL_ERROR_PREFIX if msg.is_error else TOOL_RESULT_PREFIX
+                out.append({"role": "user", "content": prefix.format(name=msg.name or "tool") + msg.content})
+            else:
+                out.append({"role": "tool", "content": msg.content, "tool_call_id": msg.tool_call_id,
+                            "name": msg.name})
+        else:
+            out.append({"role": msg.role, "content": msg.content})
+    if tool_section:  # no system message: the tools get one of their own
+        out.insert(0, {"role": "system", "content": tool_section})
+    return out
+
+
+@dataclass
+class _CacheState:
+    """What the KV cache holds: `cached_ids` are in the cache; `ids`/`text` are the last prompt +
+    completion (the final sampled token is not yet in the cache)."""
+
+    cache: Any
+    cached_ids: list[int]
+    ids: list[int]
+    text: str
+    fingerprint: tuple[int, int]
+
+
+class LocalModel:
+    """A Hugging Face causal LM run in-process, with token ids and log-probs for training.
+
+    Args:
+        model: a `PreTrainedModel` (e.g. `LlamaForCausalLM`); used as is, never copied, so weights
+            updated in place by a trainer are used by the next call.
+        tokenizer: its tokenizer; its chat template renders the prompt (ChatML when it has none).
+        name: the model's name in trajectories.
+        device: move the model there (in place); default: where it already is.
+        text_tools: render tools into the prompt and parse `<tool_call>` text (for models without
+            native tool calling); False passes tools to the chat template (e.g. Qwen, Hermes).
+        default_temperature: used when the settings leave temperature unset.
+        max_new_tokens: used when the settings leave max_tokens unset.
+        reuse_cache: keep the KV cache across calls of one conversation.
+        autocast_bf16: run matmuls in bfloat16 (faster on CPUs with AVX512-BF16/AMX, less exact).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, *, name: str = "local", device: Any = None,
+                 text_tools: bool = True, default_temperature: float = 0.7, max_new_tokens: int = 512,
+                 reuse_cache: bool = True, autocast_bf16: bool = False) -> None:
+        import torch
+
+        self.model = model
+        self.tokenizer = tokenizer
+        self.name = name
+        self.text_tools = text_tools
+        self.default_temperature = default_temperature
+        self.max_new_tokens = max_new_tokens
+        self.reuse_cache = reuse_cache
+        self.autocast_bf16 = autocast_bf16
+        if device is not None:
+            model.to(device)
+        self._torch = torch
+        self._lock = threading.RLock()
+        self._state: _CacheState | None = None
+        self._stop_ids = self._find_stop_ids()
+
+    # -- loading ----------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, spec: str = "smollm2-135m", *, dtype: Any = None, **options: Any) -> LocalModel:
+        """Load a model by name: "smollm2-135m" (the packaged default), a saved Hugging Face model
+        folder, a `.gguf` file, or an ORG/NAME hub id (needs the network or the local HF cache)."""
+        from agentkit.models.embedded import detach_gguf_quantizer, load_embedded, load_embedded_tokenizer
+
+        dtype = _torch_dtype(dtype)
+        options.setdefault("name", f"local:{spec or 'smollm2-135m'}")
+        if spec.lower() in EMBEDDED_NAMES:
+            model, tokenizer = load_embedded(dtype=dtype)
+            return cls(model, tokenizer, **options)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        path = Path(spec).expanduser()
+        try:
+            if path.is_file() and path.suffix == ".gguf":
+                tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+                model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=dtype)
+                detach_gguf_quantizer(model)
+            elif path.is_dir():
+                if not (path / "config.json").exists():
+                    raise ModelConfigError(f"{path} is not a saved Hugging Face model (no config.json)")
+                model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
+                try:
+                    tokenizer = AutoTokenizer.from_pretrained(str(path))
+                except (OSError, ValueError):  # a checkpoint of the embedded model saved without tokenizer
+                    tokenizer = load_embedded_tokenizer()
+            elif spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
+                model = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype)
+                tokenizer = AutoTokenizer.from_pretrained(spec)
+            else:
+                raise ModelConfigError(
+                    f"unknown local model {spec!r}: use local:smollm2-135m, local:PATH (a saved model folder "
+                    "or a .gguf file) or local:ORG/NAME (a Hugging Face hub id)"
+                )
+        except OSError as exc:
+            offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+            hint = " (HF_HUB_OFFLINE is set: only models already in the local cache load)" if offline else ""
+            raise ModelConfigError(f"could not load local model {spec!r}{hint}: {exc}") from exc
+        model.eval()
+        return cls(model, tokenizer, **options)
+
+    # -- the Model protocol -----------------------------------------------------------------------
+    def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
+                 settings: GenerationSettings | None = None) -> ModelResponse:
+        return collect(self.stream(messages, tools, settings))
+
+    def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
+               settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        settings = settings or GenerationSettings()
+        prompt_text = self.render_prompt(messages, tools)
+        with self._lock:
+            completion_ids, logprobs, finish = [], [], "stop"
+            text = ""
+            temperature = 1.0
+            prompt_ids: list[int] = []
+            for item in self._decode(prompt_text, settings):
+                if isinstance(item, TextDelta):
+                    yield item
+                else:
+                    prompt_ids, completion_ids, logprobs, text, finish, temperature = item
+        completion_text = self._detok(completion_ids)
+        message = self._to_message(text, tools)
+        tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids, logprobs=logprobs,
+                             temperature=temperature, prompt_text=prompt_text, completion_text=completion_text)
+        usage = Usage(input_tokens=len(prompt_ids), output_tokens=len(completion_ids), calls=1)
+        yield ModelResponse(message=message, usage=usage, tokens=tokens, finish_reason=finish)
+
+    def render_prompt(self, messages: Sequence[Message], tools: ToolSpecs = ()) -> str:
+        """The exact prompt text the model sees for these messages and tools."""
+        chat = render_chat(messages, tools, text_tools=self.text_tools)
+        kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": True}
+        if tools and not self.text_tools:
+            kwargs["tools"] = list(tools)
+        if not getattr(self.tokenizer, "chat_template", None):
+            kwargs["chat_template"] = CHATML_FALLBACK
+        return self.tokenizer.apply_chat_template(chat, **kwargs)
+
+    def reset_cache(self) -> None:
+        """Forget the KV cache of the previous call."""
+        with self._lock:
+            self._state = None
+
+    # -- decoding ---------------------------------------------------------------------------------
+    def _decode(self, prompt_text: str, settings: GenerationSettings) -> Iterator[Any]:
+        torch = self._torch
+        temperature = self.default_temperature if settings.temperature is None else settings.temperature
+        greedy = temperature <= 0
+        record_temp = 1.0 if greedy else float(temperature)
+        max_tokens = self.max_new_tokens if settings.max_tokens is None else settings.max_tokens
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        generator = None
+        if settings.seed is not None and not greedy:
+            generator = torch.Generator(device=self._device()).manual_seed(settings.seed)
+
+        prompt_ids, cache, new_ids = self._prepare(prompt_text)
+        if limit and len(prompt_ids) >= limit:
+            self._state = None
+            raise ModelConfigError(f"prompt of {len(prompt_ids)} tokens does not fit the model's "
+                                   f"context of {limit} tokens")
+        if limit:
+            max_tokens = min(max_tokens, limit - len(prompt_ids))
+        completion: list[int] = []
+        logprobs: list[float] = []
+        detok = _IncrementalText(self._detok)
+        stops = tuple(s for s in settings.stop if s)
+        emitted, text, finish, cut_by_string = 0, "", "length", False
+        self._state = None  # the cache is being extended: not reusable until the loop ends cleanly
+        # (`_state` then records what was generated so the next prompt continues these exact ids)
+        with torch.inference_mode(), self._autocast():
+            logits = self._forward(new_ids, cache)
+            for _ in range(max(max_tokens, 0)):
+                logp = torch.log_softmax(logits if greedy else logits / record_temp, dim=-1)
+                if greedy:
+                    token = int(torch.argmax(logits))
+                else:
+                    probs = _top_p(logp.exp(), settings.top_p)
+                    token = int(torch.multinomial(probs, 1, generator=generator))
+                completion.append(token)
+                logprobs.append(float(logp[token]))
+                if token in self._stop_ids:
+                    finish = "stop"
+                    break
+                text = detok.push(token)
+                cut = _find_stop(text, stops)
+                if cut is not None:
+                    text, finish, cut_by_string = text[:cut], "stop", True
+                    break
+                safe = len(text) - _stop_prefix_len(text, stops)
+                if safe > emitted:
+                    yield TextDelta(text[emitted:safe])
+                    emitted = safe
+                if len(completion) == max_tokens:
+                    break
+                logits = self._forward([token], cache)
+        if not cut_by_string:
+            text = detok.final()
+        if len(text) > emitted:
+            yield TextDelta(text[emitted:])
+        if self.reuse_cache:
+            self._state = _CacheState(cache=cache, cached_ids=prompt_ids + completion[:-1],
+                                      ids=prompt_ids + completion,
+                                      text=prompt_text + self._detok(completion), fingerprint=self._fingerprint())
+        yield prompt_ids, completion, logprobs, text, finish, record_temp
+
+    def _prepare(self, prompt_text: str) -> tuple[list[int], Any, list[int]]:
+        """Prompt ids, a KV cache and the ids still to prefill (reusing the previous call's cache).
+
+        The prompt ids continue the previous call's ids whenever the text does, even when the cache
+        itself had to be dropped (new weights), so a conversation's token history stays linear."""
+        from transformers import DynamicCache
+
+        state = self._state if self.reuse_cache else None
+        if state is not None and prompt_text.startswith(state.text) and len(prompt_text) > len(state.text):
+            prompt_ids = state.ids + self._encode(prompt_text[len(state.text):])
+        else:
+            prompt_ids = self._encode(prompt_text)
+        if not prompt_ids:
+            raise ModelConfigError("the rendered prompt is empty")
+        if state is None or state.cache is None or state.fingerprint != self._fingerprint():
+            return prompt_ids, DynamicCache(config=self.model.config), prompt_ids
+        keep = _common_prefix(state.cached_ids, prompt_ids)
+        keep = min(keep, len(prompt_ids) - 1)  # at least one token is fed to get the next logits
+        if keep == 0:
+            return prompt_ids, DynamicCache(config=self.model.config), prompt_ids
+        cache = state.cache
+        surplus = cache.get_seq_length() - keep
+        if surplus > 0:
+            cache.crop(-surplus)  # a negative count removes tokens from the end (transformers 4 and 5)
+        return prompt_ids, cache, prompt_ids[keep:]
+
+    def _forward(self, ids: list[int], cache: Any) -> Any:
+        torch = self._torch
+        input_ids = torch.tensor([ids], dtype=torch.long, device=self._device())
+        out = self.model(input_ids=input_ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        return out.logits[0, -1].float()
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _to_message(self, text: str, tools: ToolSpecs) -> Message:
+        if not tools:
+            return Message.assistant(text)
+        names = {spec.get("function", spec).get("name") for spec in tools}
+        parsed = parse_tool_calls(text, names)
+        if parsed.error:
+            return Message(role="assistant", content=text, parse_error=parsed.error)
+        return Message.assistant(parsed.content if parsed.calls else text, parsed.calls)
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _detok(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+    def _device(self) -> Any:
+        return next(self.model.parameters()).device
+
+    def _fingerprint(self) -> tuple[int, int]:
+        """Changes when the module is replaced or any weight is modified in place."""
+        return id(self.model), sum(p._version for p in self.model.parameters())
+
+    def _autocast(self) -> Any:
+        import contextlib
+
+        if not self.autocast_bf16:
+            return contextlib.nullcontext()
+        return self._torch.autocast(self._device().type, dtype=self._torch.bfloat16)
+
+    def _find_stop_ids(self) -> set[int]:
+        ids: set[int] = set()
+        for source in (self.tokenizer.eos_token_id, getattr(self.model.generation_config, "eos_token_id", None)
+                       if getattr(self.model, "generation_config", None) is not None else None):
+            if isinstance(source, int):
+                ids.add(source)
+            elif isinstance(source, list | tuple):
+                ids.update(int(x) for x in source)
+        for token in ("<|im_end|>", "<|endoftext|>", "<|eot_id|>"):
+            tid = self.tokenizer.convert_tokens_to_ids(token)
+            if isinstance(tid, int) and tid != self.tokenizer.unk_token_id and tid >= 0:
+                ids.add(tid)
+        return ids
+
+
+class _IncrementalText:
+    """Detokenise token by token without splitting multi-byte characters: text is released only
+    once the bytes of a character are complete (the decoder yields U+FFFD until then)."""
+
+    def __init__(self, decode: Any) -> None:
+        self._decode = decode
+        self.ids: list[int] = []
+        self.text = ""
+        self._prefix = 0
+        self._read = 0
+
+    def push(self, token: int) -> str:
+        self.ids.append(token)
+        before = self._decode(self.ids[self._prefix:self._read])
+        after = self._decode(self.ids[self._prefix:])
+        if len(after) > len(before) and not after.endswith("\ufffd"):
+            self.text += after[len(before):]
+            self._prefix, self._read = self._read, len(self.ids)
+        return self.text
+
+    def final(self) -> str:
+        self.text = self._decode(self.ids)
+        return self.text
+
+
+def _top_p(probs: Any, top_p: float | None) -> Any:
+    if top_p is None or top_p >= 1.0:
+        return probs
+    import torch
+
+    sorted_p, order = torch.sort(probs, descending=True)
+    keep = torch.cumsum(sorted_p, dim=-1) - sorted_p < top_p
+    keep[0] = True
+    filtered = torch.zeros_like(probs)
+    filtered[order[keep]] = sorted_p[keep]
+    return filtered
+
+
+def _find_stop(text: str, stops: tuple[str, ...]) -> int | None:
+    hits = [i for i in (text.find(s) for s in stops) if i >= 0]
+    return min(hits) if hits else None
+
+
+def _stop_prefix_len(text: str, stops: tuple[str, ...]) -> int:
+    """Length of the longest end of `text` that could be the start of a stop string (held back)."""
+    best = 0
+    for s in stops:
+        for n in range(min(len(s) - 1, len(text)), best, -1):
+            if text.endswith(s[:n]):
+                best = n
+                break
+    return best
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _torch_dtype(dtype: Any) -> Any:
+    if dtype is None or not isinstance(dtype, str):
+        return dtype
+    import torch
+
+    value = getattr(torch, dtype, None)
+    if not isinstance(value, torch.dtype):
+        raise ModelConfigError(f"unknown dtype {dtype!r} (float32, bfloat16, float16)")
+    return value

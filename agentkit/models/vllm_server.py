@@ -1,0 +1,303 @@
+"""Start a vLLM OpenAI-compatible server, wait until it is healthy, hand back a model, stop it cleanly.
+
+    plan = VLLMServer.plan_for("Qwen/Qwen3-8B", fp8=True)      # or agentkit.serving.plan_serve(...)
+    with VLLMServer(plan).start() as server:
+        agent = Agent(model=server.model(), tools=[...])
+
+The server runs in its own process group (so vLLM's engine and worker processes stop with it), its
+output goes to a log file, and a crash during start-up raises `ServerStartError` with the last lines
+of that log. `VLLMAdmin` speaks the server's non-chat routes: `/health`, `/v1/models` and the runtime
+LoRA routes `/v1/load_lora_adapter` / `/v1/unload_lora_adapter` (served only when the server was
+started with `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentkit.models.protocol import ModelConfigError
+from agentkit.serving import (
+    ASSUMED_VLLM_VERSION,
+    GpuInfo,
+    ServeOptions,
+    ServePlan,
+    detect_gpu,
+    installed_vllm_version,
+    plan_serve,
+    read_model_config,
+)
+
+__all__ = ["ServerStartError", "VLLMAdmin", "VLLMAdminError", "VLLMServer", "free_port"]
+
+
+class ServerStartError(RuntimeError):
+    """The server exited or never became healthy during start-up; the message ends with its log tail."""
+
+
+class VLLMAdminError(RuntimeError):
+    """A non-2xx answer from a server route; `status` is the HTTP status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on `host` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _port_in_use(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+class VLLMAdmin:
+    """The server's own routes (health, model list, runtime LoRA), over plain HTTP."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.root_url = self.base_url.removesuffix("/v1")
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def _request(self, method: str, url: str, payload: dict[str, Any] | None = None,
+                 timeout: float | None = None) -> tuple[int, bytes]:
+        data = json.dumps(payload).encode() if payload is not None else None
+        request = urllib.request.Request(url, data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if self.api_key and self.api_key != "EMPTY":
+            request.add_header("Authorization", f"Bearer {self.api_key}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as err:
+            body = err.read()
+            raise VLLMAdminError(f"{method} {url} → {err.code}: {_error_message(body)}", err.code) from None
+
+    def health(self, timeout: float = 2.0) -> bool:
+        """True when `/health` answers 200; False when nothing (healthy) answers yet."""
+        try:
+            status, _ = self._request("GET", f"{self.root_url}/health", timeout=timeout)
+        except (VLLMAdminError, OSError):
+            return False
+        return status == 200
+
+    def models(self) -> list[dict[str, Any]]:
+        """The entries of `/v1/models`: the base model and every loaded LoRA adapter."""
+        _, body = self._request("GET", f"{self.base_url}/models")
+        return list(json.loads(body).get("data", []))
+
+    def model_ids(self) -> list[str]:
+        return [entry["id"] for entry in self.models()]
+
+    def load_lora_adapter(self, name: str, path: str | Path) -> str:
+        """POST /v1/load_lora_adapter; the server reads the PEFT directory at `path` (its own filesystem)."""
+        _, body = self._request("POST", f"{self.base_url}/load_lora_adapter",
+                                {"lora_name": name, "lora_path": str(path)})
+        return body.decode(errors="replace")
+
+    def unload_lora_adapter(self, name: str) -> str:
+        _, body = self._request("POST", f"{self.base_url}/unload_lora_adapter", {"lora_name": name})
+        return body.decode(errors="replace")
+
+    def chat(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """A raw `/v1/chat/completions` call (for probes that need fields the Model protocol hides)."""
+        _, body = self._request("POST", f"{self.base_url}/chat/completions", payload)
+        return json.loads(body)
+
+
+def _error_message(body: bytes) -> str:
+    try:
+        parsed = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return body.decode(errors="replace")[:500]
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed)
+        if isinstance(error, dict):
+            return str(error.get("message", error))
+        return str(parsed.get("message", error))
+    return str(parsed)
+
+
+class VLLMServer:
+    """One `vllm serve` process: `start()` waits for `/health`, `stop()` ends its process group.
+
+    `command` replaces the argv of the plan (tests run a stand-in server this way; the host, port and
+    served name still come from the plan).
+    """
+
+    def __init__(
+        self,
+        plan: ServePlan,
+        *,
+        command: Sequence[str] | None = None,
+        env: dict[str, str] | None = None,
+        startup_timeout: float = 1800.0,
+        log_path: str | Path | None = None,
+    ) -> None:
+        self.plan = plan
+        self.command = list(command) if command is not None else list(plan.args)
+        self.env = {**os.environ, **plan.env, **(env or {})}
+        self.startup_timeout = startup_timeout
+        self.log_path = Path(log_path) if log_path else None
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log_file: Any = None
+        self.admin = VLLMAdmin(plan.base_url, plan.api_key)
+
+    # -- construction ------------------------------------------------------------------------------
+    @classmethod
+    def plan_for(cls, model: str, *, gpu: GpuInfo | None = None, vllm_version: str | None = None,
+                 **options: Any) -> ServePlan:
+        """Plan a server for `model` on this machine: its config.json, the GPU here, vLLM installed here."""
+        version = vllm_version or installed_vllm_version()
+        if version is None:
+            raise ModelConfigError(
+                "vLLM is not installed: pip install 'agentkit[serve]' (needs a CUDA GPU), "
+                f"or pass vllm_version= to plan for another machine (e.g. {ASSUMED_VLLM_VERSION!r})"
+            )
+        return plan_serve(read_model_config(model), gpu or detect_gpu(), version, ServeOptions(model=model, **options))
+
+    # -- properties --------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return self.plan.base_url
+
+    @property
+    def served_name(self) -> str:
+        return self.plan.served_name
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.process is None else self.process.poll()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> VLLMServer:
+        """Launch the server and wait until `/health` answers; raise `ServerStartError` if it cannot."""
+        if self.running:
+            return self
+        host = "127.0.0.1" if self.plan.host in ("0.0.0.0", "::", "") else self.plan.host
+        if _port_in_use(host, self.plan.port):
+            raise ServerStartError(
+                f"port {self.plan.port} on {host} is already in use: another server there would answer "
+                "our health checks. Pick another --port or stop that server"
+            )
+        executable = self.command[0]
+        if shutil.which(executable) is None and not Path(executable).exists():
+            hint = " (pip install 'agentkit[serve]')" if executable == "vllm" else ""
+            raise ServerStartError(f"cannot start the server: {executable!r} not found{hint}")
+        if self.log_path is None:
+            handle, name = tempfile.mkstemp(prefix="agentkit-vllm-", suffix=".log")
+            os.close(handle)
+            self.log_path = Path(name)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            self.command, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=self.env, start_new_session=True,
+        )
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        delay = 0.1
+        while True:
+            assert self.process is not None
+            code = self.process.poll()
+            if code is not None:
+                raise ServerStartError(
+                    f"the server exited with code {code} during start-up.\n"
+                    f"command: {self.plan.command_line() if self.command == self.plan.args else self.command}\n"
+                    f"last lines of {self.log_path}:\n{self.log_tail()}"
+                )
+            if self.admin.health():
+                return
+            if time.monotonic() > deadline:
+                raise ServerStartError(
+                    f"the server did not answer {self.admin.root_url}/health within {self.startup_timeout:.0f} s.\n"
+                    f"last lines of {self.log_path}:\n{self.log_tail()}"
+                )
+            time.sleep(delay)
+            delay = min(delay * 1.5, 1.0)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Block until the server exits (or `timeout`); its exit code, or None if still running."""
+        if self.process is None:
+            return None
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, grace: float = 30.0) -> int | None:
+        """SIGTERM the whole process group, SIGKILL it after `grace` seconds; the exit code."""
+        process = self.process
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        if process is not None:
+            # vLLM's engine core runs in child processes of the same group: end any straggler.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+        return None if process is None else process.returncode
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines the server wrote (stdout and stderr together)."""
+        if self.log_path is None or not self.log_path.exists():
+            return "(no log)"
+        if self._log_file is not None:
+            self._log_file.flush()
+        with open(self.log_path, "rb") as log:
+            tail = deque(log, maxlen=lines)
+        return b"".join(tail).decode(errors="replace").rstrip() or "(log is empty)"
+
+    def __enter__(self) -> VLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- using it ----------------------------------------------------------------------------------
+    def model(self, name: str | None = None, **options: Any) -> Any:
+        """An `OpenAIModel` talking to this server; `name` picks a LoRA adapter instead of the base."""
+        from agentkit.models.openai_compat import OpenAIModel
+
+        return OpenAIModel(
+            name or self.served_name, base_url=self.base_url, api_key=self.plan.api_key or "EMPTY", **options
+        )

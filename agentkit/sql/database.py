@@ -1,0 +1,326 @@
+"""Read-only database access for schema exploration: metadata, and queries with row and time caps.
+
+    db = open_database("Chinook.sqlite")              # or a SQLAlchemy URL: "postgresql://..."
+    db.table_names(); db.describe("Album")
+    print(db.query("SELECT * FROM Album", max_rows=5).render())
+
+Three layers keep the database unchanged:
+1. the statement guard (`agentkit.sql.guard`): one statement, starting SELECT/WITH/VALUES, no write words;
+2. the connection: SQLite is opened with a `mode=ro` URI, `PRAGMA query_only`, an authorizer that denies
+   everything but reading (no writes, ATTACH, state-changing PRAGMA, load_extension) and a length limit;
+   other engines run each query in a transaction declared `READ ONLY` where the dialect has it, always
+   rolled back (give such engines a read-only database user too: that is the real boundary there);
+3. caps: at most `max_rows` rows are fetched, and SQLite queries are interrupted after `timeout_s`
+   by a progress handler (PostgreSQL/MySQL get a statement timeout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentkit.sql.guard import StatementRefused, check_statement
+
+DEFAULT_MAX_ROWS = 30
+DEFAULT_TIMEOUT_S = 5.0
+MAX_VALUE_BYTES = 10_000_000  # SQLite's limit on one string or blob (stops zeroblob/randomblob bombs)
+CELL_CHARS = 80
+PROGRESS_OPCODES = 10_000  # how often (in SQLite VM steps) the time limit is checked
+
+
+class QueryError(RuntimeError):
+    """A query could not run (refused, invalid, interrupted); the message is meant for the model."""
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One column: name, declared type, whether it is (part of) the primary key, an optional comment."""
+
+    name: str
+    type: str = ""
+    nullable: bool = True
+    primary_key: bool = False
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """`columns` of this table reference `ref_columns` of `ref_table`."""
+
+    columns: tuple[str, ...]
+    ref_table: str
+    ref_columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What `describe` knows about one table."""
+
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    comment: str = ""
+
+    def column(self, name: str) -> ColumnInfo | None:
+        """The column named `name` (case-insensitive), or None."""
+        low = name.lower()
+        return next((c for c in self.columns if c.name.lower() == low), None)
+
+
+@dataclass
+class QueryResult:
+    """Rows of one query (at most the cap), their column names, and whether more rows existed."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    truncated: bool = False
+    elapsed_s: float = 0.0
+    sql: str = ""
+
+    def render(self, max_cell_chars: int = CELL_CHARS) -> str:
+        """A compact text table with a header line and a row count."""
+
+        def cell(value: Any) -> str:
+            text = "NULL" if value is None else (f"<{len(value)} bytes>" if isinstance(value, bytes) else str(value))
+            text = text.replace("\n", " ").replace("|", "/")
+            return text if len(text) <= max_cell_chars else text[: max_cell_chars - 1] + "…"
+
+        lines = [" | ".join(self.columns)] if self.columns else []
+        lines += [" | ".join(cell(v) for v in row) for row in self.rows]
+        n = len(self.rows)
+        if self.truncated:
+            lines.append(f"({n} rows shown; there are more: aggregate, filter or add LIMIT)")
+        else:
+            lines.append(f"({n} row{'s' if n != 1 else ''})")
+        return "\n".join(lines)
+
+
+class Database:
+    """A read-only database. Subclasses implement the engine; this class holds the shared logic.
+
+    `dialect` names the SQL dialect (sqlglot's names), `identity` the database for caches.
+    """
+
+    def __init__(self, dialect: str, identity: str = "") -> None:
+        self.dialect = dialect
+        self.identity = identity
+        self._tables: list[str] | None = None
+        self._described: dict[str, TableInfo] = {}
+        self.cache: dict[Any, Any] = {}  # derived data shared by toolkits over this database (search index)
+
+    # -- metadata ----------------------------------------------------------------------------------
+    def table_names(self) -> list[str]:
+        """All table (and view) names, sorted case-insensitively."""
+        if self._tables is None:
+            self._tables = sorted(self._load_table_names(), key=str.lower)
+        return list(self._tables)
+
+    def resolve_table(self, name: str) -> str | None:
+        """The real name of table `name` (case-insensitive, quotes and brackets ignored), or None."""
+        low = name.strip().strip('"`[]').lower()
+        return next((t for t in self.table_names() if t.lower() == low), None)
+
+    def describe(self, table: str) -> TableInfo:
+        """Columns, types, keys and foreign keys of `table`. Raises KeyError for an unknown table."""
+        real = self.resolve_table(table)
+        if real is None:
+            raise KeyError(table)
+        if real not in self._described:
+            self._described[real] = self._load_table(real)
+        return self._described[real]
+
+    def schema(self) -> dict[str, list[str]]:
+        """{table: [column, ...]} for every table (for sqlglot and schema checks)."""
+        return {t: [c.name for c in self.describe(t).columns] for t in self.table_names()}
+
+    def quote(self, name: str) -> str:
+        """`name` quoted as an identifier."""
+        return '"' + name.replace('"', '""') + '"'
+
+    # -- queries -----------------------------------------------------------------------------------
+    def query(self, sql: str, *, max_rows: int = DEFAULT_MAX_ROWS, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
+        """Run one guarded read-only statement; raise QueryError with a clear message if it cannot."""
+        try:
+            statement = check_statement(sql)
+        except StatementRefused as exc:
+            raise QueryError(f"Refused: {exc}.") from None
+        if max_rows < 0:
+            raise QueryError("max_rows must be 0 or more")
+        start = time.perf_counter()
+        columns, rows, truncated = self._execute(statement, max_rows, timeout_s)
+        return QueryResult(columns, rows, truncated, time.perf_counter() - start, statement)
+
+    def close(self) -> None:
+        """Release the connection."""
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- engine hooks ------------------------------------------------------------------------------
+    def _load_table_names(self) -> list[str]:
+        raise NotImplementedError(f"{type(self).__name__} must implement _load_table_names (one per engine)")
+
+    def _load_table(self, name: str) -> TableInfo:
+        raise NotImplementedError(f"{type(self).__name__} must implement _load_table (one per engine)")
+
+    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        raise NotImplementedError(f"{type(self).__name__} must implement _execute (one per engine)")
+
+
+# -- SQLite ------------------------------------------------------------------------------------------
+
+_READ_PRAGMAS = frozenset({
+    "table_info", "table_xinfo", "foreign_key_list", "index_list", "index_info", "index_xinfo",
+    "table_list", "database_list", "collation_list", "function_list",
+})
+# PRAGMAs that only report a setting when given no argument (SQLAlchemy asks for some on connect).
+_QUERY_PRAGMAS = frozenset({
+    "read_uncommitted", "user_version", "schema_version", "application_id", "encoding", "page_size",
+    "page_count", "foreign_keys", "query_only", "compile_options", "data_version", "journal_mode",
+})
+_DENIED_FUNCTIONS = frozenset({"load_extension", "writefile", "readfile", "edit", "fts3_tokenizer"})
+_ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+                    getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+
+
+def read_only_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:
+    """SQLite authorizer that allows reading only: SELECT, column reads, functions other than
+    load_extension and file access, recursive CTEs, and metadata PRAGMAs that change nothing."""
+    if action == sqlite3.SQLITE_FUNCTION:
+        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+    if action in _ALLOWED_ACTIONS:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA:
+        name = (arg1 or "").lower()
+        if name in _READ_PRAGMAS or (arg2 is None and name in _QUERY_PRAGMAS):
+            return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def connect_sqlite_read_only(path: str | Path) -> sqlite3.Connection:
+    """Open an existing SQLite file read-only (mode=ro URI), with query_only, the read-only
+    authorizer, no extensions and a 10 MB limit on any one value."""
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"no SQLite database at {file}")
+    with open(file, "rb") as f:
+        header = f.read(16)
+    if header and header != b"SQLite format 3\x00":
+        raise ValueError(f"{file} is not an SQLite database (bad header)")
+    conn = sqlite3.connect(_file_uri(file), uri=True, check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA query_only = ON")
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    conn.set_authorizer(read_only_authorizer)
+    return conn
+
+
+def _file_uri(file: Path) -> str:
+    from urllib.parse import quote
+
+    return f"file:{quote(str(file.resolve()))}?mode=ro"
+
+
+class SQLiteDatabase(Database):
+    """An SQLite file through the standard library, opened read-only."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(dialect="sqlite")
+        self.path = Path(path)
+        self._conn = connect_sqlite_read_only(self.path)
+        self._lock = threading.Lock()
+        self.identity = f"sqlite:{self.path.name}:{file_digest(self.path)[:16]}"
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _meta(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _load_table_names(self) -> list[str]:
+        rows = self._meta("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                          "AND name NOT LIKE 'sqlite_%'")
+        return [r[0] for r in rows]
+
+    def _load_table(self, name: str) -> TableInfo:
+        quoted = self.quote(name)
+        cols = self._meta(f"PRAGMA table_info({quoted})")
+        columns = tuple(ColumnInfo(name=r[1], type=r[2] or "", nullable=not r[3], primary_key=bool(r[5]))
+                        for r in cols)
+        groups: dict[int, list[tuple[Any, ...]]] = {}
+        for r in self._meta(f"PRAGMA foreign_key_list({quoted})"):
+            groups.setdefault(r[0], []).append(r)
+        fks = []
+        for rows in groups.values():
+            rows.sort(key=lambda r: r[1])
+            ref_table = rows[0][2]
+            ref_cols = [r[4] for r in rows]
+            if any(c is None for c in ref_cols):  # FK to the referenced table's primary key
+                ref_info = self._meta(f"PRAGMA table_info({self.quote(ref_table)})")
+                ref_cols = [r[1] for r in sorted(ref_info, key=lambda r: r[5]) if r[5]]
+            fks.append(ForeignKey(tuple(r[3] for r in rows), ref_table, tuple(ref_cols)))
+        return TableInfo(name, columns, tuple(fks))
+
+    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            self._conn.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_OPCODES)
+            try:
+                cursor = self._conn.execute(sql)
+                columns = [d[0] for d in cursor.description or ()]
+                rows = cursor.fetchmany(max_rows + 1) if max_rows else cursor.fetchmany(1)
+                cursor.close()
+            except sqlite3.Error as exc:
+                raise QueryError(_explain_sqlite_error(exc, timeout_s)) from None
+            finally:
+                self._conn.set_progress_handler(None, 0)
+        truncated = len(rows) > max_rows
+        return columns, [tuple(r) for r in rows[:max_rows]], truncated
+
+
+def _explain_sqlite_error(exc: sqlite3.Error, timeout_s: float) -> str:
+    text = str(exc)
+    if text == "interrupted":
+        return (f"Query stopped: it ran longer than the {timeout_s:g} s limit "
+                "(a huge join or a runaway recursive query?). Filter or aggregate sooner.")
+    if "not authorized" in text or "prohibited" in text:
+        return f"Refused: the database is read-only ({text})."
+    if "readonly" in text or "read-only" in text:
+        return f"Refused: the database is read-only ({text})."
+    if "one statement at a time" in text:
+        return "Refused: only one statement per call is allowed."
+    if "too big" in text:
+        return f"Query error: {text} (values are limited to {MAX_VALUE_BYTES} bytes)."
+    return f"SQL error: {text}"
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (used for identities and to prove a database was not changed)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def open_database(target: str | Path | Database) -> Database:
+    """A read-only `Database` from a file path, a SQLAlchemy URL ("dialect://..."), or a Database."""
+    if isinstance(target, Database):
+        return target
+    text = str(target)
+    if "://" in text:
+        from agentkit.sql.engines import SQLAlchemyDatabase
+
+        return SQLAlchemyDatabase(text)
+    return SQLiteDatabase(text)

@@ -1,0 +1,124 @@
+"""Other engines through SQLAlchemy URLs, read-only.
+
+Every query passes the same statement guard as SQLite, then runs inside a transaction that is declared
+read-only where the dialect supports it (`SET TRANSACTION READ ONLY`: PostgreSQL, MySQL/MariaDB, Oracle)
+and is always rolled back. PostgreSQL and MySQL also get a statement timeout. `sqlite:///PATH` URLs
+open the file through `connect_sqlite_read_only`, so they get the SQLite protections too.
+Connect other engines with a database user that can only read: that is the boundary the server enforces.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from agentkit.sql.database import (
+    PROGRESS_OPCODES,
+    ColumnInfo,
+    Database,
+    ForeignKey,
+    QueryError,
+    TableInfo,
+    _explain_sqlite_error,
+    connect_sqlite_read_only,
+    file_digest,
+)
+
+_READ_ONLY_TRANSACTION = {"postgresql", "mysql", "mariadb", "oracle"}
+
+
+class SQLAlchemyDatabase(Database):
+    """A database behind a SQLAlchemy URL, queried in read-only transactions."""
+
+    def __init__(self, url: str) -> None:
+        from sqlalchemy import create_engine
+        from sqlalchemy.engine import make_url
+
+        self.url = make_url(url)
+        backend = self.url.get_backend_name()
+        dialect = {"postgresql": "postgres", "mssql": "tsql"}.get(backend, backend)
+        super().__init__(dialect=dialect)
+        if backend == "sqlite":
+            path = self.url.database
+            if not path or path == ":memory:":
+                raise ValueError("a sqlite URL needs a file path: sqlite:///path/to/file.sqlite")
+            conn = connect_sqlite_read_only(path)  # fails early and clearly for a missing file
+            conn.close()
+            self.engine = create_engine("sqlite://", creator=lambda: connect_sqlite_read_only(path))
+            self.identity = f"sqlite:{path.rsplit('/', 1)[-1]}:{file_digest(path)[:16]}"
+        else:
+            self.engine = create_engine(self.url, pool_pre_ping=True)
+            self.identity = self.url.render_as_string(hide_password=True)
+        self._inspector: Any = None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _inspect(self) -> Any:
+        if self._inspector is None:
+            from sqlalchemy import inspect
+
+            self._inspector = inspect(self.engine)
+        return self._inspector
+
+    def _load_table_names(self) -> list[str]:
+        insp = self._inspect()
+        return list(insp.get_table_names()) + list(insp.get_view_names())
+
+    def _load_table(self, name: str) -> TableInfo:
+        insp = self._inspect()
+        pk = set((insp.get_pk_constraint(name) or {}).get("constrained_columns") or [])
+        columns = tuple(
+            ColumnInfo(name=c["name"], type=str(c.get("type", "")), nullable=bool(c.get("nullable", True)),
+                       primary_key=c["name"] in pk, comment=c.get("comment") or "")
+            for c in insp.get_columns(name)
+        )
+        fks = tuple(
+            ForeignKey(tuple(fk["constrained_columns"]), fk["referred_table"], tuple(fk["referred_columns"]))
+            for fk in insp.get_foreign_keys(name)
+        )
+        try:
+            comment = (insp.get_table_comment(name) or {}).get("text") or ""
+        except NotImplementedError:
+            comment = ""
+        return TableInfo(name, columns, fks, comment)
+
+    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+        backend = self.url.get_backend_name()
+        with self.engine.connect() as conn:
+            trans = conn.begin()
+            try:
+                if backend in _READ_ONLY_TRANSACTION:
+                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+                if backend == "postgresql":
+                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(timeout_s * 1000)}")
+                elif backend in ("mysql", "mariadb"):
+                    conn.exec_driver_sql(f"SET SESSION MAX_EXECUTION_TIME = {int(timeout_s * 1000)}")
+                raw = conn.connection.driver_connection if backend == "sqlite" else None
+                if raw is not None:
+                    deadline = time.monotonic() + timeout_s
+                    raw.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_OPCODES)
+                try:
+                    # no_parameters: the DBAPI gets the text as is (no %-formatting of LIKE '%x%').
+                    result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
+                    columns = list(result.keys())
+                    rows = result.fetchmany(max_rows + 1) if max_rows else result.fetchmany(1)
+                    result.close()
+                finally:
+                    if raw is not None:
+                        raw.set_progress_handler(None, 0)
+            except DBAPIError as exc:
+                orig = exc.orig
+                import sqlite3
+
+                if isinstance(orig, sqlite3.Error):
+                    raise QueryError(_explain_sqlite_error(orig, timeout_s)) from None
+                raise QueryError(f"SQL error: {orig}") from None
+            except SQLAlchemyError as exc:
+                raise QueryError(f"SQL error: {exc}") from None
+            finally:
+                trans.rollback()
+        truncated = len(rows) > max_rows
+        return columns, [tuple(r) for r in rows[:max_rows]], truncated

@@ -1,0 +1,160 @@
+"""The statement guard: only one read-only query per call, checked before any engine sees it.
+
+This is the engine-independent first line of defence; the second is the connection itself (SQLite
+`mode=ro` plus an authorizer, other engines a read-only transaction; see `agentkit.sql.database`).
+The guard reads the statement with a small lexer that knows strings, quoted identifiers and comments,
+so a keyword inside a string or a comment neither hides nor fakes a write.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A statement must start with one of these (after any opening parentheses).
+READ_STATEMENTS = frozenset({"SELECT", "WITH", "VALUES"})
+
+# Words that write, change state or reach outside the database, wherever they appear outside
+# strings and quoted identifiers. (Quote an identifier that happens to be one of these: "Update".)
+FORBIDDEN_WORDS = frozenset({
+    "INSERT", "UPDATE", "DELETE", "UPSERT", "MERGE", "INTO",
+    "CREATE", "DROP", "ALTER", "TRUNCATE", "RENAME", "GRANT", "REVOKE",
+    "ATTACH", "DETACH", "PRAGMA", "VACUUM", "REINDEX", "ANALYZE",
+    "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT",
+    "LOAD_EXTENSION", "WRITEFILE", "READFILE", "FTS3_TOKENIZER",
+    "LO_IMPORT", "LO_EXPORT", "PG_READ_FILE", "PG_READ_BINARY_FILE", "PG_LS_DIR", "DBLINK",
+    "PG_TERMINATE_BACKEND", "PG_CANCEL_BACKEND", "SET_CONFIG", "NEXTVAL", "SETVAL",
+    "LOAD_FILE", "OUTFILE", "DUMPFILE", "XP_CMDSHELL", "OPENROWSET", "SLEEP", "PG_SLEEP",
+})
+
+MAX_STATEMENT_CHARS = 20_000
+
+
+class StatementRefused(ValueError):
+    """The guard refused a statement; the message says why and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Lexeme:
+    """One piece of a statement: kind is word, string, identifier, symbol or semicolon."""
+
+    kind: str
+    text: str
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+_CLOSERS = {'"': '"', "`": "`", "[": "]"}
+
+
+def lex(sql: str) -> list[Lexeme]:
+    """Split SQL into lexemes, dropping comments and whitespace. Raises StatementRefused when a
+    string, quoted identifier or comment is left open."""
+    out: list[Lexeme] = []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch.isspace():
+            i += 1
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end < 0 else end + 1
+        elif sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            if end < 0:
+                raise StatementRefused("the statement has an unclosed /* comment")
+            i = end + 2
+        elif ch == "'":
+            j = i + 1
+            while True:
+                j = sql.find("'", j)
+                if j < 0:
+                    raise StatementRefused("the statement has an unclosed string literal (')")
+                if sql.startswith("''", j):
+                    j += 2
+                    continue
+                break
+            out.append(Lexeme("string", sql[i : j + 1]))
+            i = j + 1
+        elif ch in _CLOSERS:
+            closer = _CLOSERS[ch]
+            j = i + 1
+            while True:
+                j = sql.find(closer, j)
+                if j < 0:
+                    raise StatementRefused(f"the statement has an unclosed quoted identifier ({ch})")
+                if closer != "]" and sql.startswith(closer * 2, j):
+                    j += 2
+                    continue
+                break
+            out.append(Lexeme("identifier", sql[i : j + 1]))
+            i = j + 1
+        elif ch == "$" and (m := _DOLLAR_TAG.match(sql, i)):
+            tag = m.group(0)
+            end = sql.find(tag, m.end())
+            if end < 0:
+                raise StatementRefused("the statement has an unclosed $$ string")
+            out.append(Lexeme("string", sql[i : end + len(tag)]))
+            i = end + len(tag)
+        elif m := _WORD.match(sql, i):
+            out.append(Lexeme("word", m.group(0)))
+            i = m.end()
+        elif ch == ";":
+            out.append(Lexeme("semicolon", ch))
+            i += 1
+        else:
+            out.append(Lexeme("symbol", ch))
+            i += 1
+    return out
+
+
+def check_statement(sql: str) -> str:
+    """Return the single read-only statement in `sql` (without a trailing semicolon), or raise
+    StatementRefused saying why it cannot run."""
+    if not isinstance(sql, str) or not sql.strip():
+        raise StatementRefused("empty statement: write one SELECT query")
+    if len(sql) > MAX_STATEMENT_CHARS:
+        raise StatementRefused(f"statement too long ({len(sql)} characters, at most {MAX_STATEMENT_CHARS})")
+    if "\x00" in sql:
+        raise StatementRefused("the statement contains a NUL character")
+    lexemes = lex(sql)
+    statements: list[list[Lexeme]] = [[]]
+    for lx in lexemes:
+        if lx.kind == "semicolon":
+            statements.append([])
+        else:
+            statements[-1].append(lx)
+    statements = [s for s in statements if s]
+    if not statements:
+        raise StatementRefused("the statement has no SQL in it (only comments or semicolons)")
+    if len(statements) > 1:
+        raise StatementRefused(
+            f"only one statement per call is allowed, found {len(statements)}: run them one at a time"
+        )
+    body = statements[0]
+    first = next((lx for lx in body if not (lx.kind == "symbol" and lx.text == "(")), None)
+    if first is None or first.kind != "word" or first.text.upper() not in READ_STATEMENTS:
+        shown = first.text.upper() if first is not None else "nothing"
+        raise StatementRefused(
+            f"only read-only queries may run (SELECT, WITH ... SELECT, VALUES); this one starts with {shown}"
+        )
+    words = [lx.text.upper() for lx in body if lx.kind == "word"]
+    for word in words:
+        if word in FORBIDDEN_WORDS:
+            raise StatementRefused(
+                f"the database is read-only: {word} is not allowed in a query "
+                f"(quote it, e.g. \"{word.title()}\", if it is a column name)"
+            )
+    # Cut the statement at its end (drops a trailing semicolon and trailing comments).
+    return _strip_trailing(sql)
+
+
+def _strip_trailing(sql: str) -> str:
+    text = sql.strip()
+    while True:
+        lexemes = lex(text)
+        if not lexemes or lexemes[-1].kind != "semicolon":
+            break
+        cut = text.rfind(";")
+        text = text[:cut].rstrip()
+    return text

@@ -1,0 +1,389 @@
+"""The mistake notebook (METHODS.md §4): generalisable notes distilled from failures, shown to later runs.
+
+    notebook = MistakeNotebook.open("~/.agentkit/notes")
+    agent = Agent("local:smollm2-135m", notes=notebook)      # relevant notes go into the system prompt
+    report = notebook.learn(tasks, reward_fn, agent)          # one batch step of Mistake Notebook Learning
+
+The JSON file `notes.json` is the source of truth, always written atomically (temp file, fsync,
+os.replace); the chromadb index beside it is derived from it and rebuilt whenever it disagrees.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentkit.memory.embeddings import Embedder
+from agentkit.memory.prompts import NOTES_INSTRUCTION, NOTES_TITLE
+from agentkit.memory.vectors import VectorStore
+from pydantic import BaseModel, Field, field_validator
+
+from agentkit.extensions import RunContext
+from agentkit.messages import new_id
+
+if TYPE_CHECKING:
+    from agentkit.memory.learn import LearnReport
+
+NOTE_SCHEMA_VERSION = 1
+NOTEBOOK_FORMAT = "agentkit.notebook"
+log = logging.getLogger(__name__)
+
+
+def _clean_list(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if isinstance(item, dict):  # {"task": ..., "wrong": ..., "correct": ...} from an analyst
+            item = "; ".join(f"{k}: {v}" for k, v in item.items())
+        text = str(item).strip() if item is not None else ""
+        if text:
+            out.append(text)
+    return out
+
+
+class Note(BaseModel):
+    """One note: a subject (what kind of task it is about) and guidance in five sections."""
+
+    schema_version: int = NOTE_SCHEMA_VERSION
+    id: str = Field(default_factory=lambda: new_id("note"))
+    subject: str
+    corrected_examples: list[str]
+    correct_approach: str
+    mistake_summary: str
+    generalisable_strategy: str
+    anti_patterns: list[str]
+    created_at: float = Field(default_factory=time.time)
+    updated_at: float = Field(default_factory=time.time)
+    source_trajectories: list[str] = Field(default_factory=list)
+    source_tasks: list[str] = Field(default_factory=list)
+
+    @field_validator("subject")
+    @classmethod
+    def _subject_words(cls, value: str) -> str:
+        value = " ".join(str(value).split())
+        n = len(value.split())
+        if not 10 <= n <= 50:
+            raise ValueError(f"subject must have 10 to 50 words, got {n}")
+        return value
+
+    @field_validator("corrected_examples", mode="before")
+    @classmethod
+    def _examples(cls, value: Any) -> list[str]:
+        items = _clean_list(value)
+        if not items:
+            raise ValueError("at least one corrected example is required")
+        return items[:3]
+
+    @field_validator("anti_patterns", mode="before")
+    @classmethod
+    def _anti_patterns(cls, value: Any) -> list[str]:
+        items = _clean_list(value)
+        if not items:
+            raise ValueError("at least one anti-pattern is required")
+        return items
+
+    @field_validator("correct_approach", "mistake_summary", "generalisable_strategy", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> str:
+        text = "\n".join(_clean_list(value)) if isinstance(value, list) else str(value or "").strip()
+        if not text:
+            raise ValueError("section must not be empty")
+        return text
+
+    def render(self, max_words: int = 250) -> str:
+        """The note as text for a prompt, at most about `max_words` words (long sections are cut)."""
+        full = self._render(self.corrected_examples, None)
+        if len(full.split()) <= max_words:
+            return full
+        short = self._render(self.corrected_examples[:1], None)
+        if len(short.split()) <= max_words:
+            return short
+        # Share the budget among the sections, leaving room for the headings.
+        per_section = max(8, (max_words - 30) // 6)
+        return self._render(self.corrected_examples[:1], per_section)
+
+    def _render(self, examples: list[str], limit: int | None) -> str:
+        def cut(text: str) -> str:
+            words = text.split()
+            return text if limit is None or len(words) <= limit else " ".join(words[:limit]) + " …"
+
+        lines = [f"Subject: {cut(self.subject)}",
+                 f"Mistake: {cut(self.mistake_summary)}",
+                 f"Correct approach: {cut(self.correct_approach)}",
+                 f"Strategy: {cut(self.generalisable_strategy)}",
+                 "Do not: " + cut("; ".join(self.anti_patterns)),
+                 "Corrected example" + ("s" if len(examples) > 1 else "") + ":"]
+        lines += [f"- {cut(e)}" for e in examples]
+        return "\n".join(lines)
+
+    def merged_with(self, newer: Note) -> Note:
+        """This note updated with a newer note on the same subject (keeps this id and subject)."""
+
+        def union(a: list[str], b: list[str]) -> list[str]:
+            seen, out = set(), []
+            for item in [*a, *b]:
+                key = " ".join(item.lower().split())
+                if key not in seen:
+                    seen.add(key)
+                    out.append(item)
+            return out
+
+        return self.model_copy(update={
+            "corrected_examples": union(newer.corrected_examples, self.corrected_examples)[:3],
+            "correct_approach": newer.correct_approach,
+            "mistake_summary": newer.mistake_summary,
+            "generalisable_strategy": newer.generalisable_strategy,
+            "anti_patterns": union(newer.anti_patterns, self.anti_patterns)[:6],
+            "updated_at": time.time(),
+            "source_trajectories": union(self.source_trajectories, newer.source_trajectories),
+            "source_tasks": union(self.source_tasks, newer.source_tasks),
+        })
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that readers see the old or the new content, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _subject_hash(note: Note) -> str:
+    return hashlib.sha256(note.subject.encode()).hexdigest()[:16]
+
+
+class MistakeNotebook:
+    """Notes from past mistakes, retrieved by cosine similarity between the task and each note's subject.
+
+    It is an agent extension: `before_run` puts the relevant notes (cosine ≥ `threshold`, at most
+    `top_k`) in the system prompt and records them in `trajectory.extras["notes"]`; `after_run` does
+    nothing — learning is an explicit `learn` step.
+    """
+
+    name = "notes"
+
+    def __init__(self, file: Path, index: str, embedder: Embedder, *, threshold: float = 0.7,
+                 top_k: int = 3, collection: str = "notes") -> None:
+        self.file = file
+        self.index_location = index
+        self.embedder = embedder
+        self.threshold = threshold
+        self.top_k = top_k
+        self.collection = collection
+        self.notes: dict[str, Note] = {}
+        self._store: VectorStore | None = None
+
+    # -- opening and saving ---------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path, embedder: Embedder | None = None, *, threshold: float = 0.7, top_k: int = 3,
+             index: str | Path | None = None) -> MistakeNotebook:
+        """Open the notebook at `path`: a folder (holding notes.json and the index) or a .json file.
+
+        `index` may point the derived index elsewhere, e.g. at a chromadb server URL.
+        An interrupted `learn` (its backup still on disk) is rolled back here.
+        """
+        path = Path(path).expanduser()
+        file = path if path.suffix == ".json" else path / "notes.json"
+        if file.exists() and file.is_dir():
+            raise ValueError(f"{file} is a folder, expected the notebook's JSON file")
+        default_index = file.parent / (file.stem + ".index")
+        notebook = cls(file, str(index or default_index), embedder or Embedder.default(),
+                       threshold=threshold, top_k=top_k)
+        backup = notebook.backup_file
+        if backup.exists():
+            log.warning("rolling back an interrupted learn step on %s", file)
+            notebook.restore_bytes(backup.read_bytes() or None)  # empty backup: there was no file
+            backup.unlink()
+        notebook.notes = notebook._read()
+        notebook._sync_index()
+        return notebook
+
+    @property
+    def backup_file(self) -> Path:
+        """Where `learn` keeps the notebook as it was before the step, until the step is decided."""
+        return self.file.with_name(self.file.name + ".learn-backup")
+
+    def _read(self) -> dict[str, Note]:
+        if not self.file.exists():
+            return {}
+        try:
+            data = json.loads(self.file.read_bytes())
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ValueError(f"notebook {self.file} is not valid JSON ({error}); fix or move it") from error
+        if not isinstance(data, dict) or data.get("format") != NOTEBOOK_FORMAT:
+            raise ValueError(f"{self.file} is not an agentkit notebook (no \"format\": \"{NOTEBOOK_FORMAT}\")")
+        notes = {}
+        for raw in data.get("notes", []):
+            version = raw.get("schema_version", 0) if isinstance(raw, dict) else 0
+            if isinstance(version, int) and version > NOTE_SCHEMA_VERSION:
+                raise ValueError(f"{self.file} has notes of schema version {version}; upgrade agentkit to read them")
+            note = Note.model_validate(raw)
+            notes[note.id] = note
+        return notes
+
+    def to_bytes(self, notes: Iterable[Note] | None = None) -> bytes:
+        """The notebook file's content for these notes (default: the current ones)."""
+        notes = list(self.notes.values() if notes is None else notes)
+        data = {"format": NOTEBOOK_FORMAT, "schema_version": NOTE_SCHEMA_VERSION,
+                "notes": [n.model_dump(mode="json") for n in notes]}
+        return (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode()
+
+    def save(self) -> None:
+        """Write the notes to the JSON file atomically, then bring the index in line."""
+        atomic_write(self.file, self.to_bytes())
+        self._sync_index()
+
+    def snapshot(self) -> bytes | None:
+        """The file's exact bytes (None when it does not exist yet), for a later `restore_bytes`."""
+        return self.file.read_bytes() if self.file.exists() else None
+
+    def restore_bytes(self, data: bytes | None) -> None:
+        """Put the file back to `data` exactly (None: remove it), then reload and re-index."""
+        if data is None:
+            self.file.unlink(missing_ok=True)
+        else:
+            atomic_write(self.file, data)
+        self.notes = self._read()
+        if self._store is not None:
+            self._sync_index()
+
+    # -- the derived index ----------------------------------------------------------------------
+    def _open_store(self) -> VectorStore:
+        if self._store is None:
+            self._store = VectorStore.open(self.index_location, self.collection, self.embedder)
+        return self._store
+
+    def _sync_index(self) -> None:
+        """Make the chromadb index hold exactly the notes' subjects; rebuild it if it is unreadable."""
+        try:
+            store = self._open_store()
+            stored = {r.id: r.metadata.get("subject_hash") for r in store.all()}
+        except Exception as error:  # a corrupted local index is derived data: rebuild it
+            if self.index_location.startswith(("http://", "https://")):
+                raise
+            log.warning("rebuilding the notes index at %s (%s)", self.index_location, error)
+            self.close()
+            shutil.rmtree(self.index_location, ignore_errors=True)
+            store, stored = self._open_store(), {}
+        wanted = {n.id: _subject_hash(n) for n in self.notes.values()}
+        stale = [i for i in stored if i not in wanted]
+        changed = [self.notes[i] for i, h in wanted.items() if stored.get(i) != h]
+        if stale:
+            store.delete(stale)
+        if changed:
+            store.upsert([n.id for n in changed], [n.subject for n in changed],
+                         [{"subject_hash": _subject_hash(n)} for n in changed])
+
+    def close(self) -> None:
+        """Release the index (the JSON file is never held open)."""
+        if self._store is not None:
+            store, self._store = self._store, None
+            try:
+                store.close()
+            except Exception as error:  # closing a broken client must not hide the original problem
+                log.warning("closing the notes index failed: %s", error)
+
+    def rebuild_index(self) -> None:
+        """Drop and rebuild the index from the JSON file."""
+        store = self._open_store()
+        store.clear()
+        self._sync_index()
+
+    # -- editing --------------------------------------------------------------------------------
+    def add(self, notes: Note | Sequence[Note]) -> None:
+        """Add (or replace, by id) notes and save."""
+        for note in [notes] if isinstance(notes, Note) else notes:
+            self.notes[note.id] = note
+        self.save()
+
+    def remove(self, note_id: str) -> Note:
+        """Remove a note by id (or unique id prefix) and save."""
+        note = self.get(note_id)
+        del self.notes[note.id]
+        self.save()
+        return note
+
+    def get(self, note_id: str) -> Note:
+        """A note by id or unique id prefix."""
+        if note_id in self.notes:
+            return self.notes[note_id]
+        matches = [n for i, n in self.notes.items() if i.startswith(note_id)]
+        if len(matches) != 1:
+            raise KeyError(f"no note {note_id!r}" if not matches else f"note id prefix {note_id!r} is ambiguous")
+        return matches[0]
+
+    def __len__(self) -> int:
+        return len(self.notes)
+
+    def __iter__(self) -> Iterator[Note]:
+        return iter(list(self.notes.values()))
+
+    # -- retrieval ------------------------------------------------------------------------------
+    def search(self, text: str, k: int | None = None, threshold: float | None = None) -> list[tuple[Note, float]]:
+        """Notes whose subject has cosine ≥ threshold with `text`, best first, at most k."""
+        if not self.notes:
+            return []
+        k = self.top_k if k is None else k
+        threshold = self.threshold if threshold is None else threshold
+        hits = self._open_store().query(text, k=k)
+        return [(self.notes[h.id], h.score) for h in hits if h.id in self.notes and h.score >= threshold]
+
+    def similar_subjects(self, subject: str, threshold: float) -> list[tuple[Note, float]]:
+        """Existing notes whose subject has cosine ≥ threshold with `subject`, best first."""
+        return self.search(subject, k=max(1, len(self.notes)), threshold=threshold)
+
+    def render(self, notes: Sequence[Note]) -> str:
+        """The notes as one prompt section, with the instruction to judge each one's applicability."""
+        parts = [NOTES_INSTRUCTION]
+        parts += [f"### Note {i}\n{n.render()}" for i, n in enumerate(notes, start=1)]
+        return "\n\n".join(parts)
+
+    # -- the Extension protocol ------------------------------------------------------------------
+    def before_run(self, run: RunContext) -> None:
+        start = time.perf_counter()
+        found = self.search(run.task)
+        elapsed = time.perf_counter() - start
+        if found:
+            run.add_context(self.name, NOTES_TITLE, self.render([n for n, _ in found]))
+        run.record("notes", [{"id": n.id, "subject": n.subject, "score": round(s, 4)} for n, s in found])
+        run.record("notes_retrieval_s", round(elapsed, 6))
+
+    def after_run(self, run: RunContext) -> None:
+        return None
+
+    # -- learning -------------------------------------------------------------------------------
+    def learn(self, tasks: Sequence[Any], reward_fn: Any, agent: Any, analyst: Any = None,
+              **options: Any) -> LearnReport:
+        """One batch step of Mistake Notebook Learning; see `agentkit.memory.learn.learn`."""
+        from agentkit.memory.learn import learn
+
+        return learn(self, tasks, reward_fn, agent, analyst=analyst, **options)
+
+    def choose(self, results: Sequence[Any]) -> int:
+        """Test-time scaling: the index of the preferred run among samples (see agentkit.memory.sampling)."""
+        from agentkit.memory.sampling import choose
+
+        return choose(results, self)
+
+    def __repr__(self) -> str:
+        return f"MistakeNotebook({str(self.file)!r}, notes={len(self.notes)})"

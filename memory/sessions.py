@@ -1,0 +1,170 @@
+"""Chat sessions kept in SQLite, so `agentkit chat --session NAME` resumes after a restart.
+
+    store = SessionStore()                                  # $AGENTKIT_HOME/sessions.db
+    store.save("work", messages, model="local:smollm2-135m")
+    session = store.load("work")                             # Session(name, messages, ...)
+
+One row per session in `sessions`, one row per message (JSON) in `messages`; WAL mode, and every save
+is one transaction, so a crash leaves the previous version of the session intact.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentkit.memory import agentkit_home
+
+from agentkit.messages import Message
+
+SESSIONS_SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    name TEXT PRIMARY KEY,
+    model TEXT NOT NULL DEFAULT '',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session TEXT NOT NULL REFERENCES sessions(name) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (session, position)
+);
+"""
+
+
+@dataclass
+class SessionInfo:
+    """A session without its messages."""
+
+    name: str
+    model: str
+    created_at: float
+    updated_at: float
+    n_messages: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Session:
+    """A saved conversation: its messages (no system message needed) and what it ran on."""
+
+    name: str
+    messages: list[Message]
+    model: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+def default_sessions_path() -> Path:
+    """`$AGENTKIT_HOME/sessions.db`."""
+    return agentkit_home() / "sessions.db"
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise ValueError("a session name must be a non-empty string of at most 200 characters")
+    return name.strip()
+
+
+class SessionStore:
+    """Save, load, list and delete chat sessions by name in one SQLite file."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path).expanduser() if path else default_sessions_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            db.execute(f"PRAGMA user_version={SESSIONS_SCHEMA_VERSION}")
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=30)
+        try:
+            db.execute("PRAGMA foreign_keys=ON")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SESSIONS_SCHEMA_VERSION:
+                raise ValueError(f"{self.path} was written by a newer agentkit (schema {version}); upgrade to read it")
+            with db:  # one transaction
+                yield db
+        finally:
+            db.close()
+
+    def save(self, name: str, messages: Sequence[Message], *, model: str = "",
+             metadata: dict[str, Any] | None = None) -> None:
+        """Store the whole conversation under `name`, replacing what was there (one transaction)."""
+        name = _check_name(name)
+        rows = [(name, i, m.model_dump_json()) for i, m in enumerate(messages) if m.role != "system"]
+        now = time.time()
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO sessions(name, model, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET model=excluded.model, metadata=excluded.metadata, "
+                "updated_at=excluded.updated_at",
+                (name, model, json.dumps(metadata or {}), now, now),
+            )
+            db.execute("DELETE FROM messages WHERE session = ?", (name,))
+            db.executemany("INSERT INTO messages(session, position, message) VALUES (?, ?, ?)", rows)
+
+    def append(self, name: str, messages: Sequence[Message], *, model: str | None = None) -> None:
+        """Add messages at the end of a session (created if new)."""
+        name = _check_name(name)
+        now = time.time()
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO sessions(name, model, created_at, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET updated_at=excluded.updated_at",
+                (name, model or "", now, now),
+            )
+            if model:
+                db.execute("UPDATE sessions SET model = ? WHERE name = ?", (model, name))
+            start = db.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE session = ?",
+                               (name,)).fetchone()[0]
+            db.executemany("INSERT INTO messages(session, position, message) VALUES (?, ?, ?)",
+                           [(name, start + i, m.model_dump_json())
+                            for i, m in enumerate(m for m in messages if m.role != "system")])
+
+    def load(self, name: str) -> Session:
+        """The session called `name` (KeyError if there is none)."""
+        name = _check_name(name)
+        with self._connect() as db:
+            row = db.execute("SELECT model, metadata, created_at, updated_at FROM sessions WHERE name = ?",
+                             (name,)).fetchone()
+            if row is None:
+                raise KeyError(f"no session named {name!r}")
+            raw = db.execute("SELECT message FROM messages WHERE session = ? ORDER BY position", (name,)).fetchall()
+        return Session(name=name, messages=[Message.model_validate_json(r[0]) for r in raw], model=row[0],
+                       metadata=json.loads(row[1]), created_at=row[2], updated_at=row[3])
+
+    def exists(self, name: str) -> bool:
+        """Whether a session called `name` is stored."""
+        with self._connect() as db:
+            return db.execute("SELECT 1 FROM sessions WHERE name = ?", (_check_name(name),)).fetchone() is not None
+
+    def list(self) -> list[SessionInfo]:
+        """Every session, most recently updated first."""
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT s.name, s.model, s.created_at, s.updated_at, s.metadata, COUNT(m.position) "
+                "FROM sessions s LEFT JOIN messages m ON m.session = s.name "
+                "GROUP BY s.name ORDER BY s.updated_at DESC").fetchall()
+        return [SessionInfo(name=r[0], model=r[1], created_at=r[2], updated_at=r[3], n_messages=r[5],
+                            metadata=json.loads(r[4])) for r in rows]
+
+    def delete(self, name: str) -> bool:
+        """Remove a session; returns whether it existed."""
+        with self._connect() as db:
+            cursor = db.execute("DELETE FROM sessions WHERE name = ?", (_check_name(name),))
+            db.execute("DELETE FROM messages WHERE session = ?", (name.strip(),))
+            return cursor.rowcount > 0

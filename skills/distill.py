@@ -1,0 +1,202 @@
+"""Distillation: turn a finished run into a candidate skill, and decide whether it may enter the library.
+
+A distilled skill is admitted only when the run succeeded and the model's JSON parses into a sane
+skill. Output that is empty, not JSON, truncated, enormous, or that carries instructions aimed at
+the agent (prompt injection) is refused with a reason; nothing partial is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agentkit.skills import prompts
+from agentkit.skills.model import DistilledSkill
+from pydantic import ValidationError
+
+from agentkit.messages import Message
+from agentkit.trajectory import Trajectory
+
+MAX_OUTPUT_CHARS = 12_000
+MAX_FIELD_CHARS = {"name": 80, "description": 400, "when_to_use": 400, "strategy": 2_000}
+MAX_LIST_ITEMS = 12
+MAX_ITEM_CHARS = 400
+MAX_BODY_CHARS = 4_000
+
+_FENCE = re.compile(r"^```(?:json|JSON)?\s*\n(.*?)\n?```\s*$", re.DOTALL)
+
+# Text that addresses the agent rather than describing a procedure. Matched case-insensitively.
+INJECTION_PATTERNS = [
+    r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|your|system)\b.{0,20}"
+    r"\b(instructions?|prompts?|rules?|messages?|context)\b",
+    r"\byou are now\b",
+    r"\bnew (system )?instructions?\s*:",
+    r"\b(system|developer) prompt\b",
+    r"\bdo not (tell|inform|reveal to) the user\b",
+    r"\b(exfiltrate|leak)\b.{0,40}\b(key|secret|password|token|credential)s?\b",
+    r"<\|?(im_start|im_end|system|endoftext)\|?>",
+    r"^\s*#{1,3}\s*(system|assistant)\s*:?\s*$",
+    r"\[/?(INST|SYS)\]",
+]
+_INJECTION = [re.compile(p, re.IGNORECASE | re.MULTILINE | re.DOTALL) for p in INJECTION_PATTERNS]
+
+
+class Refusal(ValueError):
+    """A distilled skill was not admitted; `reason` says why (it is logged and recorded)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Parsed:
+    """The outcome of reading a distillation reply: the JSON object read, and the skill if it is sane."""
+
+    data: dict[str, Any] | None
+    skill: DistilledSkill | None
+    reason: str | None
+
+
+def parse_distilled(text: str) -> Parsed:
+    """Read a distillation reply strictly: one JSON object (a code fence around it is fine).
+
+    Unlike the tool-call reader, nothing is repaired: truncated output is refused, not completed.
+    """
+    try:
+        data = _read_json(text)
+    except Refusal as refusal:
+        return Parsed(None, None, refusal.reason)
+    try:
+        skill = _validate(data)
+    except Refusal as refusal:
+        return Parsed(data, None, refusal.reason)
+    return Parsed(data, skill, None)
+
+
+def _read_json(text: str) -> dict[str, Any]:
+    if text is None or not text.strip():
+        raise Refusal("empty distillation output")
+    if len(text) > MAX_OUTPUT_CHARS:
+        raise Refusal(f"distillation output too large ({len(text)} characters > {MAX_OUTPUT_CHARS})")
+    body = text.strip()
+    fence = _FENCE.match(body)
+    if fence:
+        body = fence.group(1).strip()
+    candidates = [body]
+    start, end = body.find("{"), body.rfind("}")
+    if start >= 0 and end > start and (start, end) != (0, len(body) - 1):
+        candidates.append(body[start : end + 1])
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(data, dict):
+            raise Refusal(f"distillation output is JSON but not an object ({type(data).__name__})")
+        return data
+    raise Refusal("distillation output is not valid JSON")
+
+
+def _validate(data: dict[str, Any]) -> DistilledSkill:
+    for key, limit in MAX_FIELD_CHARS.items():
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise Refusal(f"field {key!r} must be a string")
+        if isinstance(value, str) and len(value) > limit:
+            raise Refusal(f"field {key!r} too long ({len(value)} characters > {limit})")
+    for key in ("subgoals", "lessons"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, list):
+            raise Refusal(f"field {key!r} must be a list")
+        if isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
+            raise Refusal(f"field {key!r} has too many items ({len(value)} > {MAX_LIST_ITEMS})")
+    subgoals = [{"goal": g} if isinstance(g, str) else g for g in data.get("subgoals") or []]
+    try:
+        skill = DistilledSkill.model_validate({**data, "subgoals": subgoals})
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise Refusal(f"distilled skill does not fit the schema ({where}: {first['msg']})") from None
+    if not skill.description.strip():
+        raise Refusal("distilled skill has an empty description")
+    items = [g.goal for g in skill.subgoals] + skill.lessons
+    if any(len(item) > MAX_ITEM_CHARS for item in items):
+        raise Refusal(f"a sub-goal or lesson is longer than {MAX_ITEM_CHARS} characters")
+    if not (skill.subgoals or skill.strategy.strip() or skill.lessons):
+        raise Refusal("distilled skill has no procedure (no subgoals, strategy or lessons)")
+    if len(skill.body()) > MAX_BODY_CHARS:
+        raise Refusal(f"distilled skill body too long (> {MAX_BODY_CHARS} characters)")
+    text = "\n".join([skill.name, skill.description, skill.when_to_use, skill.strategy, *items])
+    for pattern in _INJECTION:
+        match = pattern.search(text)
+        if match:
+            raise Refusal(f"distilled skill looks like an instruction injection ({match.group(0)[:60]!r})")
+    return skill
+
+
+def outcome_refusal(reward: float | None, success_at: float) -> str | None:
+    """Why a run's outcome rules out admitting its skill (None: it succeeded)."""
+    if reward is None:
+        return "outcome unknown (the run has no reward), so the skill is not admitted"
+    if reward < success_at:
+        return f"the run did not succeed (reward {reward:g} < {success_at:g})"
+    return None
+
+
+def admission_refusal(parsed: Parsed, reward: float | None, success_at: float) -> str | None:
+    """Why a parsed distillation may not be admitted (None: it may)."""
+    outcome = outcome_refusal(reward, success_at)
+    if outcome is not None:
+        return outcome
+    if parsed.reason is not None:
+        return parsed.reason
+    if parsed.skill is not None and not parsed.skill.success:
+        return "the distilled skill reports the run as failed"
+    return None
+
+
+# -- the distillation prompt ----------------------------------------------------------------------
+
+
+def run_digest(trajectory: Trajectory, max_chars: int = 3_000, step_chars: int = 240) -> str:
+    """The main conversation of a run, one short line per step, for the distillation prompt."""
+    lines: list[str] = []
+    for message in trajectory.messages:
+        if message.role == "assistant":
+            for call in message.tool_calls:
+                args = json.dumps(call.arguments, ensure_ascii=False)
+                lines.append(f"- called {call.name}({_clip(args, step_chars)})")
+            if message.content.strip() and not message.tool_calls:
+                lines.append(f"- replied: {_clip(message.content, step_chars)}")
+        elif message.role == "tool":
+            mark = "error" if message.is_error else "result"
+            lines.append(f"  {mark}: {_clip(message.content, step_chars)}")
+    text = "\n".join(lines) or "(no steps)"
+    if len(text) > max_chars:
+        head = text[: max_chars // 2]
+        tail = text[-max_chars // 2 :]
+        text = f"{head}\n  [...]\n{tail}"
+    return text
+
+
+def distill_messages(trajectory: Trajectory, outcome: str) -> list[Message]:
+    """The messages of a distillation turn."""
+    user = prompts.DISTILL_USER.format(
+        task=_clip(trajectory.task, 2_000), steps=run_digest(trajectory),
+        answer=_clip(trajectory.answer or "(none)", 600), outcome=outcome,
+    )
+    return [Message.system(prompts.DISTILL_SYSTEM), Message.user(user)]
+
+
+def outcome_text(reward: float | None, success_at: float) -> str:
+    if reward is None:
+        return "unknown (no feedback yet)"
+    return f"{'success' if reward >= success_at else 'failure'} (reward {reward:g})"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,111 @@
+"""The skills' search index: a chromadb collection (local folder or server) derived from the skill folders.
+
+The index holds one entry per skill (id, the text embedded, the skill's name) and can always be
+rebuilt from the folders. Two things chromadb leaves to us:
+
+- HNSW search breadth. chromadb's default `ef_search` (100 in 1.x) is kept unless told otherwise;
+  `ef_search` is set on open and `max_neighbors`/`ef_construction` when the collection is created.
+- Freshness across processes. An embedded chromadb keeps its HNSW graph in memory and only replays
+  other processes' writes from its log when it writes itself; `refresh()` issues a no-op delete,
+  which makes it catch up. The library calls it when another process has changed the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from agentkit.memory.embeddings import Embedder
+from agentkit.memory.vectors import Hit, VectorStore
+
+_REFRESH_ID = "__agentkit_refresh__"
+
+
+@dataclass(frozen=True)
+class HnswSettings:
+    """HNSW knobs: `ef_search` may change at any time; the others only when the index is created."""
+
+    ef_search: int | None = None
+    max_neighbors: int | None = None
+    ef_construction: int | None = None
+
+
+class SkillIndex:
+    """Nearest-skill search over skill embeddings (cosine)."""
+
+    def __init__(self, location: str, collection: str, embedder: Embedder, hnsw: HnswSettings = HnswSettings()):
+        self.location = location
+        self.is_server = location.startswith(("http://", "https://"))
+        self.store = VectorStore.open(location, collection, embedder)
+        if hnsw.max_neighbors or hnsw.ef_construction:
+            self._recreate_with(hnsw)
+        if hnsw.ef_search:
+            self.store.collection.modify(configuration={"hnsw": {"ef_search": int(hnsw.ef_search)}})
+
+    def _recreate_with(self, hnsw: HnswSettings) -> None:
+        """Build parameters apply only to a new collection: recreate it if it is still empty."""
+        collection = self.store.collection
+        if collection.count() > 0:
+            return
+        config: dict[str, Any] = {"space": "cosine"}
+        if hnsw.max_neighbors:
+            config["max_neighbors"] = int(hnsw.max_neighbors)
+        if hnsw.ef_construction:
+            config["ef_construction"] = int(hnsw.ef_construction)
+        metadata = dict(collection.metadata or {})
+        metadata = {k: v for k, v in metadata.items() if not k.startswith("hnsw:")}
+        client = self.store.client
+        client.delete_collection(collection.name)
+        self.store.collection = client.create_collection(
+            name=collection.name, embedding_function=None, metadata=metadata or None,
+            configuration={"hnsw": config},
+        )
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.store.embedder
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.store.embedder.embed(list(texts))
+
+    def upsert(self, ids: Sequence[str], texts: Sequence[str], names: Sequence[str],
+               embeddings: np.ndarray | None = None) -> None:
+        """Add or replace entries (embeddings are computed from the texts when not given)."""
+        metadatas = [{"name": name} for name in names]
+        self.store.upsert(list(ids), list(texts), metadatas, embeddings=embeddings)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        self.store.delete(list(ids))
+
+    def query(self, vector: np.ndarray, k: int) -> list[Hit]:
+        """The k nearest entries to an embedding, best first (score = cosine similarity)."""
+        if k <= 0:
+            return []
+        result = self.store.collection.query(
+            query_embeddings=[np.asarray(vector, dtype=np.float32).reshape(-1).tolist()],
+            n_results=k, include=["metadatas", "distances"],
+        )
+        ids = result["ids"][0]
+        metadatas = (result.get("metadatas") or [[{}] * len(ids)])[0]
+        distances = (result.get("distances") or [[1.0] * len(ids)])[0]
+        return [Hit(id=i, score=float(1.0 - d), text="", metadata=dict(m or {}))
+                for i, m, d in zip(ids, metadatas, distances, strict=True)]
+
+    def names(self) -> dict[str, str]:
+        """Every entry's id and skill name."""
+        result = self.store.collection.get(include=["metadatas"])
+        return {i: str((m or {}).get("name", "")) for i, m in zip(result["ids"], result["metadatas"], strict=True)}
+
+    def name_of(self, skill_id: str) -> str | None:
+        records = self.store.get([skill_id])
+        return str(records[0].metadata.get("name")) if records else None
+
+    def count(self) -> int:
+        return self.store.count()
+
+    def refresh(self) -> None:
+        """Make an embedded index see other processes' writes (see the module docstring)."""
+        if not self.is_server:
+            self.store.collection.delete(ids=[_REFRESH_ID])

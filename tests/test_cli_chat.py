@@ -1,0 +1,370 @@
+"""`agentkit chat` end to end: as a subprocess in a pseudo-terminal and through a stdin pipe, and in-process.
+
+The model's choices come from script files (`script:FILE.json`); everything else is real: the CLI
+entry point, rich rendering, the agent loop, the built-in tools, the JSONL logs.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import http.server
+import json
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import typer
+from agentkit.cli import chat, run_cmd
+from agentkit.cli.chat import ChatConfig, SlashCommand, run_chat
+from agentkit.cli.console import EventPrinter
+from rich.console import Console
+from typer.testing import CliRunner
+
+from agentkit import Agent
+from agentkit.builtin_tools import calculator, evaluate
+from agentkit.extensions import Instructions
+from agentkit.messages import Message
+from agentkit.testing import ScriptedModel
+from agentkit.trajectory import read_jsonl
+
+DATA = Path(__file__).parent / "data"
+CHAT_SCRIPT = DATA / "chat_calculator.json"
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>]|\r")
+
+
+def chat_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "agentkit.cli.main", "chat", *args]
+
+
+def subprocess_env() -> dict[str, str]:
+    return {**os.environ, "COLUMNS": "120", "LINES": "40", "TERM": "xterm-256color", "PYTHONUNBUFFERED": "1"}
+
+
+def script() -> list:
+    return json.loads(CHAT_SCRIPT.read_text())
+
+
+def check_reset_log(log: Path) -> None:
+    """The log of the scripted session: history is passed on, and /reset really empties it."""
+    first, second, third = read_jsonl(log)
+    assert [first.task, second.task, third.task] == ["hi", "what is 17*23?", "hi again"]
+    # The second turn saw the first as history (no system message repeated in the middle).
+    assert [m.content for m in second.messages[1:3]] == ["hi", script()[0]]
+    assert [m.role for m in second.messages].count("system") == 1
+    # After /reset the next request holds only the system prompt and the new question.
+    assert [m.role for m in third.messages] == ["system", "user", "assistant"]
+    assert third.messages[1].content == "hi again"
+    assert not any("17*23" in m.content or m.content == "hi" for m in third.messages)
+
+
+# -- through a stdin pipe -----------------------------------------------------------------------------
+
+
+def test_chat_through_a_pipe(tmp_path) -> None:
+    log, saved = tmp_path / "log.jsonl", tmp_path / "saved.jsonl"
+    lines = ["hi", "what is 17*23?", "/tools", f"/save {saved}", "/reset", "hi again", "/exit", "never read"]
+    proc = subprocess.run(
+        chat_argv("--model", f"script:{CHAT_SCRIPT}", "--log", str(log)),
+        input="\n".join(lines) + "\n", capture_output=True, text=True, env=subprocess_env(), timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    replies = script()
+    assert replies[0] in out and replies[2] in out and replies[3] in out
+    assert "⚙ calculator(expression='17 * 23')" in out
+    assert f"↳ {evaluate('17 * 23')}" in out
+    assert "current_time" in out and "read-only" in out  # the /tools table
+    assert f"saved 2 trajectories to {saved}" in out
+    assert "never read" not in out  # /exit stopped reading
+    assert "\x1b[" not in out  # no terminal codes into a pipe
+    assert [t.task for t in read_jsonl(saved)] == ["hi", "what is 17*23?"]
+    check_reset_log(log)
+
+
+# -- through a pseudo-terminal ------------------------------------------------------------------------
+
+
+class Terminal:
+    """A child process on a pseudo-terminal, read and written like a user would (no pexpect needed)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: becomes the program
+            try:
+                os.chdir(cwd)
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.text, self.pos, self.status = "", 0, None
+
+    def _read(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError as exc:  # EIO: the child closed the terminal
+            if exc.errno != errno.EIO:
+                raise
+            return False
+        if not data:
+            return False
+        self.text += ANSI.sub("", data.decode("utf-8", errors="replace"))
+        return True
+
+    def expect(self, needle: str, timeout: float = 60) -> str:
+        """Wait until `needle` appears after what was already matched; return the text up to it."""
+        deadline = time.monotonic() + timeout
+        while (at := self.text.find(needle, self.pos)) < 0:
+            if time.monotonic() > deadline or not self._read(min(0.2, max(0.0, deadline - time.monotonic()))):
+                if (at := self.text.find(needle, self.pos)) >= 0:
+                    break
+                raise AssertionError(f"did not see {needle!r}; the terminal shows:\n{self.text[-3000:]}")
+        seen, self.pos = self.text[self.pos : at], at + len(needle)
+        return seen
+
+    def send(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+    def wait(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._read(0.1)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+        self.kill()
+        raise AssertionError(f"chat did not exit; the terminal shows:\n{self.text[-3000:]}")
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+class SlowServer:
+    """An HTTP server whose /slow page answers only when released: a tool call that takes its time."""
+
+    def __init__(self) -> None:
+        self.started, self.release = threading.Event(), threading.Event()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.started.set()
+                outer.release.wait(30)
+                body = b"slow page"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/slow"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def slow_server() -> Iterator[SlowServer]:
+    server = SlowServer()
+    yield server
+    server.close()
+
+
+def test_chat_in_a_terminal_with_ctrl_c(tmp_path, slow_server: SlowServer) -> None:
+    replies = script()
+    session_script = tmp_path / "chat_terminal.json"
+    session_script.write_text(json.dumps([
+        replies[0], replies[1], replies[2],
+        {"tool": "http_get", "arguments": {"url": slow_server.url}},  # interrupted by Ctrl-C
+        "Still here.",
+        "Fresh start.",
+    ]))
+    log, saved = tmp_path / "log.jsonl", tmp_path / "saved.jsonl"
+    term = Terminal(chat_argv("--model", f"script:{session_script}", "--tools", "calculator,time,http_get",
+                              "--log", str(log)), subprocess_env(), str(tmp_path))
+    try:
+        term.expect("you>")
+        term.send("hi\r")
+        term.expect(replies[0])
+        term.expect("you>")
+        term.send("what is 17*23?\r")
+        term.expect("⚙ calculator(expression='17 * 23')")
+        term.expect(f"↳ {evaluate('17 * 23')}")
+        term.expect(replies[2])
+        term.expect("you>")
+        term.send("/tools\r")
+        term.expect("read-only")
+        term.expect("http_get")
+        term.expect("you>")
+        term.send("\x03")  # Ctrl-C at the prompt: a hint, not an exit
+        term.expect("use /exit")
+        term.expect("you>")
+        term.send("fetch the slow page\r")
+        term.expect("⚙ http_get")
+        assert slow_server.started.wait(30), "the tool call never reached the server"
+        term.send("\x03")  # Ctrl-C while the tool runs: the turn is dropped, the session lives
+        term.expect("[interrupted]")
+        slow_server.release.set()
+        term.expect("you>")
+        term.send("still there?\r")
+        term.expect("Still here.")
+        term.expect("you>")
+        term.send(f"/save {saved}\r")
+        term.expect("saved 3 trajectories")
+        term.send("/reset\r")
+        term.expect("conversation reset")
+        term.send("again\r")
+        term.expect("Fresh start.")
+        term.expect("you>")
+        term.send("/exit\r")
+        assert term.wait() == 0
+    finally:
+        term.kill()
+
+    logged = read_jsonl(log)
+    assert [t.task for t in logged] == ["hi", "what is 17*23?", "still there?", "again"]
+    after_interrupt = logged[2]
+    assert not any("slow page" in m.content for m in after_interrupt.messages)  # the interrupted turn is gone
+    assert [m.content for m in after_interrupt.messages if m.role == "user"] == ["hi", "what is 17*23?", "still there?"]
+    assert [m.role for m in logged[3].messages] == ["system", "user", "assistant"]  # after /reset
+    assert [t.task for t in read_jsonl(saved)] == ["hi", "what is 17*23?", "still there?"]
+
+
+# -- in-process (typer's CliRunner: stdin is not a terminal) ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    app = typer.Typer()
+    chat.register(app)
+    run_cmd.register(app)
+    return app
+
+
+def test_chat_in_process_keeps_history_and_resets(app, tmp_path) -> None:
+    log = tmp_path / "log.jsonl"
+    result = CliRunner().invoke(app, ["chat", "--model", f"script:{CHAT_SCRIPT}", "--log", str(log)],
+                                input="hi\nwhat is 17*23?\n/reset\nhi again\n")  # ends by end of input
+    assert result.exit_code == 0, result.output
+    assert "conversation reset (6 messages forgotten)" in result.stdout
+    check_reset_log(log)
+
+
+def test_model_command_shows_and_switches_the_model(app, tmp_path) -> None:
+    other = tmp_path / "chat_other.json"
+    other.write_text(json.dumps(["From the other model."]))
+    lines = ["/model", "hi", f"/model script:{other}", "/model", "/model nope:x", "and now?"]
+    result = CliRunner().invoke(app, ["chat", "--model", f"script:{CHAT_SCRIPT}"], input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert f"model: script:{CHAT_SCRIPT}" in out and f"model: script:{other}" in out
+    assert "cannot switch to nope:x" in out
+    assert out.index(script()[0]) < out.index("From the other model.")
+
+
+def test_unknown_commands_and_model_errors_do_not_end_the_session(app, tmp_path) -> None:
+    short = tmp_path / "chat_short.json"
+    short.write_text(json.dumps(["only reply"]))
+    lines = ["/frobnicate", "one", "two", "/help", "/exit"]
+    result = CliRunner().invoke(app, ["chat", "--model", f"script:{short}"], input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "unknown command /frobnicate" in out
+    assert "only reply" in out and "ScriptExhausted" in out  # the second question fails, visibly
+    assert "/save PATH" in out and "/reset" in out  # /help lists the commands
+
+
+def test_read_file_is_on_only_with_allow_dir(app, tmp_path) -> None:
+    (tmp_path / "readme.txt").write_text("sandboxed text")
+    reader = tmp_path / "chat_reader.json"
+    reader.write_text(json.dumps([{"tool": "read_file", "arguments": {"path": "readme.txt"}},
+                                  {"tool": "read_file", "arguments": {"path": "../../etc/passwd"}}, "done"]))
+    without = CliRunner().invoke(app, ["chat", "--model", f"script:{reader}"], input="/tools\n")
+    assert "tools: calculator, current_time\n" in without.stdout
+    with_dir = CliRunner().invoke(app, ["chat", "--model", f"script:{reader}", "--allow-dir", str(tmp_path)],
+                                  input="/tools\nread it\n")
+    assert with_dir.exit_code == 0, with_dir.output
+    assert "tools: calculator, current_time, read_file\n" in with_dir.stdout
+    assert "↳ sandboxed text" in with_dir.stdout
+    assert "outside the allowed directory" in with_dir.stdout
+
+
+def test_configuration_errors_exit_2(app) -> None:
+    result = CliRunner().invoke(app, ["chat", "--model", "nope:thing"], input="hi\n")
+    assert result.exit_code == 2 and "unknown model backend 'nope'" in result.stderr
+    result = CliRunner().invoke(app, ["chat", "--model", f"script:{CHAT_SCRIPT}", "--tools", "shell"], input="hi\n")
+    assert result.exit_code == 2 and "unknown built-in tool 'shell'" in result.stderr
+
+
+def test_other_modules_can_add_commands_extensions_and_resume_a_session() -> None:
+    seen: list[str] = []
+    saved_histories: list[list[str]] = []
+
+    def notes(session, arg: str) -> None:
+        seen.append(arg)
+        session.console.print(f"{len(session.history)} messages in history")
+
+    out = StringIO()
+    notebook = Instructions("Always double-check arithmetic.", title="Notes")
+    earlier = [Message.user("my name is Ada"), Message.assistant("Hello Ada.")]
+    code = run_chat(
+        ChatConfig(model=f"script:{CHAT_SCRIPT}"),
+        extensions=[notebook],
+        commands={"notes": SlashCommand("notes", "Show notes", notes)},
+        history=earlier,
+        on_turn=[lambda session, result: saved_histories.append([m.content for m in session.history])],
+        console=Console(file=out, width=120),
+        stdin=StringIO("hi\n/notes all\n/help\n"),
+    )
+    text = out.getvalue()
+    assert code == 0
+    assert seen == ["all"] and "/notes" in text
+    assert "4 messages in history" in text
+    assert saved_histories == [["my name is Ada", "Hello Ada.", "hi", script()[0]]]
+    assert "+ instructions: Notes" in text  # the extension's context is shown
+    assert len(notebook.seen) == 1
+
+
+def test_streamed_text_hides_tool_call_markup_but_shows_the_call() -> None:
+    model = ScriptedModel(
+        ['Let me compute that.\n<tool_call>{"name": "calculator", "arguments": {"expression": "6*7"}}</tool_call>',
+         "It is 42 <b>exactly</b>."],
+        text_tools=True,
+    )
+    out = StringIO()
+    printer = EventPrinter(Console(file=out, width=120))
+    for event in Agent(model, tools=[calculator]).stream("6*7?"):
+        printer.handle(event)
+    text = out.getvalue()
+    assert "tool_call" not in text and '"arguments"' not in text
+    lines = text.splitlines()
+    assert lines[:2] == ["Let me compute that.", "⚙ calculator(expression='6*7')"]
+    assert re.fullmatch(rf"  ↳ {evaluate('6*7')}  \(\d+\.\d\d s\)", lines[2])
+    assert lines[3:] == ["It is 42 <b>exactly</b>."]  # a "<" that is no tool call is shown in the end

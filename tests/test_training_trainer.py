@@ -1,0 +1,183 @@
+"""The trainer on a tiny random Llama: logged log-probs, LoRA/full runs, accumulation, NaN guard, exact resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from agentkit.messages import Message
+from agentkit.models.tiny import tiny_llama
+from agentkit.trajectory import Trajectory, append_jsonl
+from agentkit.training.config import LoraConfig, TrainConfig
+from agentkit.training.logprobs import naive_logprobs, sequence_logprobs
+from agentkit.training.rollout import sample_completions
+from agentkit.training.sequences import build_sequences, collate
+from agentkit.training.trainer import Trainer
+
+torch.set_num_threads(1)
+
+
+def token_reward(ids: list[int]) -> float:
+    """A reward that depends on what was sampled (a hash of the token ids in [0, 1])."""
+    return (sum(ids) % 11) / 10
+
+
+def sampled(model, tok, *, tasks: int = 3, group: int = 4, seed: int = 0, max_new: int = 6) -> list[Trajectory]:
+    prompts = [tok(f"Task {i}: write a short word.")["input_ids"] for i in range(tasks)]
+    gen = torch.Generator().manual_seed(seed)
+    records = sample_completions(model, prompts, n=group, max_new_tokens=max_new, temperature=1.0, generator=gen)
+    out = []
+    for k, rec in enumerate(records):
+        task = k // group
+        t = Trajectory(task=f"task {task}", task_id=f"t{task}")
+        text = tok.decode(rec.completion_ids)
+        t.add_turn(Message.assistant(text), phase="act", tokens=rec)
+        t.answer = text
+        t.reward = token_reward(rec.completion_ids)
+        out.append(t)
+    # one more group whose rewards are all equal: no signal, dropped and counted
+    for rec in records[:2]:
+        t = Trajectory(task="flat", task_id="flat", reward=1.0)
+        t.add_turn(Message.assistant("x"), phase="act", tokens=rec)
+        out.append(t)
+    return out
+
+
+@pytest.fixture(scope="module")
+def data() -> list[Trajectory]:
+    model, tok = tiny_llama(seed=0)
+    return sampled(model, tok)
+
+
+def cfg(**kw) -> TrainConfig:
+    base = dict(lr=1e-2, max_steps=2, groups_per_step=2, micro_batch_size=3, save_every=0, progress=False,
+                kl_coef=0.0, lora=LoraConfig(r=4, alpha=8))
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_logged_logprobs_equal_training_forward(data: list[Trajectory]) -> None:
+    model, _ = tiny_llama(seed=0)
+    batch = collate(build_sequences(data[:12]), pad_id=2)
+    with torch.no_grad():
+        lp, _ = sequence_logprobs(model, batch, chunk=5)
+        logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
+        naive, _ = naive_logprobs(logits[batch.rows, batch.cols], batch.targets, batch.temperatures)
+    assert torch.allclose(lp, naive, atol=1e-5)
+    assert torch.allclose(lp, batch.old_logprobs, atol=1e-4)  # rollout and trainer see the same tokens
+
+
+def test_offline_grpo_lora_run(data: list[Trajectory], tmp_path: Path) -> None:
+    model, tok = tiny_llama(seed=0)
+    trainer = Trainer(model, cfg(kl_coef=0.01, entropy_coef=0.001), tokenizer=tok, out_dir=tmp_path)
+    before = {n: p.clone() for n, p in trainer.policy.named_parameters() if p.requires_grad}
+    summary = trainer.fit(data)
+    assert summary["steps"] == 2 and summary["groups_dropped"] == 1 and summary["groups_used"] == 3
+    records = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2]
+    first = records[0]
+    assert first["ratio_max"] == pytest.approx(1.0, abs=1e-3)  # on-policy data: π_θ = π_old at step 1
+    assert first["kl"] == pytest.approx(0.0, abs=1e-6)          # LoRA starts at the base weights
+    for key in ("loss", "entropy", "clip_frac", "grad_norm", "reward_mean", "pg_loss_main", "lr"):
+        assert key in first
+    changed = [n for n, p in trainer.policy.named_parameters() if p.requires_grad and not torch.equal(p, before[n])]
+    assert changed and all("lora" in n for n in changed)
+    ckpt = tmp_path / (tmp_path / "latest").read_text().strip()
+    assert (ckpt / "trainable.pt").exists() and (ckpt / "adapter" / "adapter_config.json").exists()
+    # the module the rollout model uses is the one being trained (adapters injected in place)
+    assert any("lora" in n for n, _ in model.named_parameters())
+
+
+def test_gradient_accumulation_matches_one_big_batch(data: list[Trajectory], tmp_path: Path) -> None:
+    results = []
+    for micro in (1, 16):
+        model, tok = tiny_llama(seed=0)
+        trainer = Trainer(model, cfg(max_steps=1, micro_batch_size=micro, lora=LoraConfig(enabled=False), lr=1e-3,
+                                     kl_coef=0.01, entropy_coef=0.01, max_grad_norm=1e9),
+                          tokenizer=tok, out_dir=tmp_path / f"m{micro}")
+        grads: list[torch.Tensor] = []
+        trainer.optimizer.step = lambda: grads.extend(p.grad.clone() for p in trainer.params)  # capture, no update
+        rec = trainer.train_on(data[:8])
+        results.append((rec["loss"], rec["kl"], grads))
+    assert results[0][0] == pytest.approx(results[1][0], abs=1e-6)
+    assert results[0][1] == pytest.approx(results[1][1], abs=1e-7)
+    for a, b in zip(results[0][2], results[1][2], strict=True):
+        assert torch.allclose(a, b, atol=1e-6, rtol=1e-4)
+
+
+def test_nan_loss_skips_the_step(data: list[Trajectory], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    model, tok = tiny_llama(seed=0)
+    trainer = Trainer(model, cfg(), tokenizer=tok, out_dir=tmp_path)
+    calls = {"n": 0}
+
+    def poison(module, args, output):  # the first forward produces NaN hidden states
+        calls["n"] += 1
+        return output * float("nan") if calls["n"] == 1 else output
+
+    handle = model.model.layers[0].mlp.register_forward_hook(poison)
+    before = [p.clone() for p in trainer.params]
+    with caplog.at_level("WARNING"):
+        rec = trainer.train_on(data[:8])
+    assert rec["skipped"] == 1 and trainer.counters["nan_skipped"] == 1
+    assert "skipped" in caplog.text
+    assert all(torch.equal(a, b) for a, b in zip(before, trainer.params, strict=True))
+    rec = trainer.train_on(data[:8])
+    handle.remove()
+    assert rec["skipped"] == 0 and trainer.counters["nan_skipped"] == 1
+    assert any(not torch.equal(a, b) for a, b in zip(before, trainer.params, strict=True))
+
+
+@pytest.mark.parametrize("lora", [True, False])
+def test_resume_continues_exactly(data: list[Trajectory], tmp_path: Path, lora: bool) -> None:
+    def run(out: Path, max_steps: int, resume: bool) -> list[dict]:
+        model, tok = tiny_llama(seed=0)
+        config = cfg(max_steps=max_steps, groups_per_step=1, save_every=2, epochs=3,
+                     lora=LoraConfig(enabled=lora, r=4, alpha=8), lr=1e-2 if lora else 1e-3, kl_coef=0.01)
+        Trainer(model, config, tokenizer=tok, out_dir=out).fit(data, resume=resume)
+        return [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+
+    full = run(tmp_path / "a", 5, False)
+    run(tmp_path / "b", 2, False)
+    resumed = run(tmp_path / "b", 5, True)
+    assert [r["step"] for r in resumed] == [1, 2, 3, 4, 5]
+    for a, b in zip(full[2:], resumed[2:], strict=True):
+        assert a["loss"] == b["loss"] and a["kl"] == b["kl"] and a["grad_norm"] == b["grad_norm"]
+
+
+def test_sdar_skill1_dual_track_steps(data: list[Trajectory], tmp_path: Path) -> None:
+    model, tok = tiny_llama(seed=0)
+    rec = Trainer(model, cfg(algo="sdar"), tokenizer=tok, out_dir=tmp_path / "s").train_on(data[:8])
+    assert rec["sdar_tokens"] > 0 and 0.0 < rec["gate_mean"] < 1.0 and "delta_mean" in rec
+    for t in data[:8]:
+        t.rewards = {"schema": t.reward, "answer": 1.0 - t.reward}
+    model, tok = tiny_llama(seed=0)
+    rec = Trainer(model, cfg(algo="dual-track"), tokenizer=tok, out_dir=tmp_path / "d").train_on(data[:8])
+    assert rec["pg_loss_answer"] != 0.0 and rec["pg_loss_schema"] == 0.0  # no propose turn: empty schema mask
+    model, tok = tiny_llama(seed=0)
+    rec = Trainer(model, cfg(algo="skill1"), tokenizer=tok, out_dir=tmp_path / "k").train_on(data[:8])
+    assert set(k for k in rec if k.startswith("pg_loss_")) == {"pg_loss_util", "pg_loss_rerank", "pg_loss_distill"}
+
+
+def test_config_files_and_errors(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text("algo: sdar\nsdar_beta: 3.0\nlora:\n  r: 8\n")
+    (tmp_path / "c.toml").write_text('algo = "dual-track"\nclip_high = 0.28\n')
+    assert TrainConfig.load(tmp_path / "c.yaml").sdar_beta == 3.0
+    assert TrainConfig.load(tmp_path / "c.toml", lr=1e-5).clip_high == 0.28
+    c = TrainConfig()
+    assert (c.clip_low, c.kl_coef, c.sdar_beta, c.sdar_coef, c.skill1_rerank_coef, c.dual_schema_coef,
+            c.dual_adv_clip) == (0.2, 0.01, 5.0, 0.01, 0.3, 0.25, 10.0)
+    (tmp_path / "bad.yaml").write_text("algo: grpo\nlearning_rate: 1\n")
+    with pytest.raises(ValueError, match="learning_rate"):
+        TrainConfig.load(tmp_path / "bad.yaml")
+
+
+def test_jsonl_input_and_clear_error_without_signal(data: list[Trajectory], tmp_path: Path) -> None:
+    log = tmp_path / "runs.jsonl"
+    for t in data[12:]:
+        append_jsonl(log, t)
+    model, tok = tiny_llama(seed=0)
+    with pytest.raises(ValueError, match="equal rewards"):
+        Trainer(model, cfg(), tokenizer=tok, out_dir=tmp_path / "o").fit([str(log)])

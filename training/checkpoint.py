@@ -1,0 +1,143 @@
+"""Checkpoints written atomically, and everything needed to continue a run exactly.
+
+Layout of `OUT/ckpt-000120/`:
+    trainable.pt   the trainable parameters (the LoRA adapter, or every weight), bit-exact
+    optimizer.pt   optimizer state          scheduler.pt   LR scheduler state
+    rng.pt         Python, torch (and CUDA) RNG states
+    state.json     step, data position, counters
+    config.yaml    the run's TrainConfig
+    adapter/ or model/   the same weights in Transformers/peft format, for serving and `local:PATH`
+A checkpoint is built in a temporary folder and renamed into place, and `OUT/latest` (a one-line
+file) is replaced atomically afterwards, so a crash at any moment leaves the previous checkpoint whole.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+log = logging.getLogger(__name__)
+
+CKPT_PREFIX = "ckpt-"
+
+
+def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The trainable parameters by name (detached CPU copies)."""
+    return {n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+
+def rng_state() -> dict[str, Any]:
+    state: dict[str, Any] = {"python": random.getstate(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_checkpoint(
+    out_dir: str | Path,
+    step: int,
+    *,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    state: dict[str, Any],
+    config_yaml: str,
+    tokenizer: Any = None,
+    export: bool = True,
+    keep: int = 2,
+) -> Path:
+    """Write checkpoint `step` under `out_dir` atomically and prune all but the newest `keep`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    final = out / f"{CKPT_PREFIX}{step:06d}"
+    tmp = out / f".tmp-{CKPT_PREFIX}{step:06d}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    torch.save(trainable_state(model), tmp / "trainable.pt")
+    torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
+    torch.save(rng_state(), tmp / "rng.pt")
+    (tmp / "state.json").write_text(json.dumps({"step": step, **state}, indent=2))
+    (tmp / "config.yaml").write_text(config_yaml)
+    if export:
+        _export(model, tokenizer, tmp)
+    for f in tmp.rglob("*"):
+        if f.is_file():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    latest_tmp = out / f".latest-{os.getpid()}"
+    latest_tmp.write_text(final.name + "\n")
+    os.replace(latest_tmp, out / "latest")
+    for old in sorted(out.glob(f"{CKPT_PREFIX}*"))[:-keep] if keep > 0 else []:
+        shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def _export(model: nn.Module, tokenizer: Any, folder: Path) -> None:
+    """Save the weights in Transformers/peft format beside the exact state (best effort, logged)."""
+    is_peft = hasattr(model, "peft_config")
+    target = folder / ("adapter" if is_peft else "model")
+    try:
+        if not is_peft:
+            quantizer = getattr(model, "hf_quantizer", None)
+            if quantizer is not None and all(p.is_floating_point() for p in model.parameters()):
+                # A GGUF-loaded model keeps a quantizer although every weight is dense (DESIGN.md).
+                quantizer.remove_quantization_config(model)
+        model.save_pretrained(target)  # type: ignore[operator]
+        if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
+            tokenizer.save_pretrained(target)
+    except Exception as exc:  # the exact state above is what resume needs; the export is a convenience
+        log.warning("could not export %s in Transformers format (%s); trainable.pt holds the weights", target, exc)
+
+
+def latest_checkpoint(out_dir: str | Path) -> Path | None:
+    """The newest complete checkpoint under `out_dir` (or `out_dir` itself if it is one)."""
+    out = Path(out_dir)
+    if (out / "state.json").exists():
+        return out
+    pointer = out / "latest"
+    if pointer.exists():
+        path = out / pointer.read_text().strip()
+        if (path / "state.json").exists():
+            return path
+    found = sorted(p for p in out.glob(f"{CKPT_PREFIX}*") if (p / "state.json").exists())
+    return found[-1] if found else None
+
+
+def load_checkpoint(
+    path: str | Path, *, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any
+) -> dict[str, Any]:
+    """Restore weights, optimizer, scheduler and RNG from `path`; return its state.json."""
+    path = Path(path)
+    weights = torch.load(path / "trainable.pt", map_location="cpu")
+    params = dict(model.named_parameters())
+    missing = [n for n in weights if n not in params]
+    if missing:
+        raise ValueError(f"checkpoint {path} has parameters this model lacks (first: {missing[0]}); "
+                         "resume with the same model and LoRA settings")
+    with torch.no_grad():
+        for name, value in weights.items():
+            params[name].copy_(value.to(params[name].device))
+    optimizer.load_state_dict(torch.load(path / "optimizer.pt", map_location="cpu", weights_only=False))
+    scheduler.load_state_dict(torch.load(path / "scheduler.pt", map_location="cpu", weights_only=False))
+    set_rng_state(torch.load(path / "rng.pt", weights_only=False))
+    return json.loads((path / "state.json").read_text())

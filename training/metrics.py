@@ -1,0 +1,71 @@
+"""Training metrics: one JSON line per step in OUT/metrics.jsonl, optionally TensorBoard and wandb."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class MetricsLog:
+    """Appends one record per step. On resume from step k, records after k are dropped first, so the
+    log reads as one uninterrupted run."""
+
+    def __init__(self, out_dir: str | Path, *, tensorboard: bool = False, wandb_project: str | None = None,
+                 resume_step: int | None = None, run_config: dict[str, Any] | None = None) -> None:
+        self.path = Path(out_dir) / "metrics.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if resume_step is not None and self.path.exists():
+            kept = [line for line in self.path.read_text().splitlines()
+                    if line.strip() and json.loads(line).get("step", 0) <= resume_step]
+            self.path.write_text("".join(line + "\n" for line in kept))
+        elif resume_step is None and self.path.exists():
+            self.path.unlink()
+        self._tb = None
+        self._wandb = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self._tb = SummaryWriter(str(Path(out_dir) / "tensorboard"))
+            except ImportError:
+                log.warning("tensorboard is not installed (pip install tensorboard); logging JSONL only")
+        if wandb_project:
+            try:
+                import wandb
+
+                self._wandb = wandb.init(project=wandb_project, config=run_config or {}, resume="allow")
+            except ImportError:
+                log.warning("wandb is not installed (pip install wandb); logging JSONL only")
+
+    def write(self, record: dict[str, Any]) -> None:
+        clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+        with open(self.path, "a") as f:
+            f.write(json.dumps(clean) + "\n")
+        step = int(record.get("step", 0))
+        scalars = {k: v for k, v in clean.items() if isinstance(v, int | float) and k != "step"}
+        if self._tb is not None:
+            for k, v in scalars.items():
+                self._tb.add_scalar(k, v, step)
+        if self._wandb is not None:
+            self._wandb.log(scalars, step=step)
+
+    def close(self) -> None:
+        if self._tb is not None:
+            self._tb.close()
+        if self._wandb is not None:
+            self._wandb.finish()
+
+
+def read_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a metrics.jsonl file (or of OUT/metrics.jsonl given OUT)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "metrics.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"no metrics log at {path}")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,423 @@
+"""The trainer: wires sequences, credit, log-probs and losses into optimiser steps.
+
+    trainer = Trainer("local:smollm2-135m", TrainConfig(algo="grpo"), out_dir="ckpt")
+    trainer.fit(read_jsonl("runs/a.jsonl"))     # offline: logged trajectories, grouped by task id
+    trainer.fit(environment)                    # online: rollouts with the current policy, then updates
+
+One step (`train_on`): build one sequence per chain of turns from the recorded token ids, attach each
+token's advantage per track (`credit`), run the no-grad passes it needs (reference for KL, teacher for
+SDAR, old log-probs when recomputed), then forward/backward micro-batch by micro-batch with every
+loss a token-mean over the WHOLE batch, clip the gradient norm and step — unless a loss or the
+gradient is NaN/inf, in which case the step is skipped, counted and warned about.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+import math
+import random
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from agentkit.training import checkpoint as ckpt
+from agentkit.training.config import TrainConfig
+from agentkit.training.credit import assign_credit, group_id, informative_groups, privileged_context
+from agentkit.training.logprobs import sequence_logprobs
+from agentkit.training.losses import kl_k3, ppo_clip_loss, sdar_loss, token_mean
+from agentkit.training.metrics import MetricsLog
+from agentkit.training.sequences import MissingTokensError, PackedBatch, build_sequences, collate
+from torch import nn
+
+from agentkit.trajectory import Trajectory
+
+log = logging.getLogger(__name__)
+
+
+class Trainer:
+    """Trains a local causal LM with GRPO, SDAR, Skill1 credit or Dual-Track GRPO.
+
+    Args:
+        model: "local:NAME", a `LocalModel` (its module is trained in place, so its next generation
+            uses the new weights), or a torch causal LM together with `tokenizer`.
+        config: a `TrainConfig` (defaults if omitted).
+        out_dir: checkpoints, metrics.jsonl and online rollouts go here.
+        rollout: a `RolloutEngine` for online training (default: `LocalRollout` on the same module).
+    """
+
+    def __init__(self, model: Any, config: TrainConfig | None = None, *, tokenizer: Any = None,
+                 out_dir: str | Path = "ckpt", rollout: Any = None) -> None:
+        self.config = config or TrainConfig()
+        cfg = self.config
+        self.local, self.module, self.tokenizer = _resolve_model(model, tokenizer)
+        self.out_dir = Path(out_dir)
+        random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        if cfg.lora.enabled:
+            import peft
+
+            lora = peft.LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                                   target_modules=list(cfg.lora.target_modules), task_type="CAUSAL_LM")
+            self.policy: nn.Module = peft.get_peft_model(self.module, lora)  # injects into self.module in place
+        else:
+            self.policy = self.module
+            for p in self.policy.parameters():
+                p.requires_grad_(True)
+        if cfg.gradient_checkpointing:
+            self.policy.gradient_checkpointing_enable()  # type: ignore[operator]
+            if cfg.lora.enabled:
+                self.policy.enable_input_require_grads()  # type: ignore[operator]
+        self.device = next(self.policy.parameters()).device
+        self.params = [p for p in self.policy.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.params, lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay,
+                                           foreach=self.device.type == "cuda")
+        warm = max(0, cfg.warmup_steps)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: min(1.0, (s + 1) / (warm + 1)))
+        self._frozen_ref: nn.Module | None = None
+        if cfg.kl_coef > 0 and not cfg.lora.enabled:
+            self._frozen_ref = copy.deepcopy(self.module).eval().requires_grad_(False)
+        self.amp_dtype = _amp_dtype(cfg.dtype, self.device)
+        self.pad_id = _pad_id(self.tokenizer)
+        self.rollout = rollout
+        self.step = 0
+        self.position = {"epoch": 0, "cursor": 0}
+        self.counters = {"nan_skipped": 0, "groups_dropped": 0, "groups_used": 0, "trajectories_skipped": 0}
+        self.metrics: MetricsLog | None = None
+        self._last_saved = 0
+
+    # -- public API -----------------------------------------------------------------------------
+    def fit(self, source: Any, *, resume: bool | str | Path = False, tasks: Sequence[Any] | None = None) -> dict:
+        """Train on logged trajectories (a list, or JSONL paths) or online against an environment.
+
+        `resume=True` continues from the newest checkpoint in `out_dir` (or from the given path).
+        Returns a summary: steps, counters, and the last metrics record.
+        """
+        if resume:
+            self.resume(None if resume is True else resume)
+        self.metrics = MetricsLog(self.out_dir, tensorboard=self.config.tensorboard,
+                                  wandb_project=self.config.wandb_project,
+                                  resume_step=self.step if resume else None,
+                                  run_config=self.config.model_dump(mode="json"))
+        try:
+            if hasattr(source, "reset") and hasattr(source, "tasks"):
+                from agentkit.training.online import fit_online
+
+                last = fit_online(self, source, tasks)
+            else:
+                last = self._fit_offline(_load_trajectories(source))
+        finally:
+            self.metrics.close()
+        return {"steps": self.step, **self.counters, "last": last}
+
+    def train_on(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
+        """One batch: `updates_per_batch` optimiser steps on these trajectories. Returns the metrics."""
+        cfg = self.config
+        t0 = time.perf_counter()
+        seqs = build_sequences(trajectories, max_len=cfg.max_seq_len)
+        if not seqs:
+            raise ValueError("no trainable tokens in this batch (every completion is empty or cut off)")
+        tracks, reward_stats = assign_credit(trajectories, seqs, cfg)
+        prefixes: list[list[int]] | None = None
+        if cfg.algo == "sdar":
+            prefixes = self._sdar_prefixes(trajectories, seqs)
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        micro = [order[i : i + cfg.micro_batch_size] for i in range(0, len(order), cfg.micro_batch_size)]
+        batches = [collate([seqs[i] for i in m], pad_id=self.pad_id).to(self.device) for m in micro]
+        denom = {tr.name: sum(float(b.values[f"mask:{tr.name}"].sum()) for b in batches) for tr in tracks}
+        denom["all"] = float(sum(b.n_tokens for b in batches))
+        ref_lp = self._no_grad_logprobs(batches, reference=True) if cfg.kl_coef > 0 else None
+        teacher_lp = None
+        if prefixes is not None:
+            denom["sdar"] = sum(float(b.values["mask:sdar"].sum()) for b in batches)
+            teacher_batches = [collate([seqs[i] for i in m], pad_id=self.pad_id,
+                                       prefixes=[prefixes[i] for i in m]).to(self.device) for m in micro]
+            teacher_lp = self._no_grad_logprobs(teacher_batches)
+        old_lp = [b.old_logprobs for b in batches] if cfg.old_logprobs == "logged" else None
+        if cfg.old_logprobs == "recompute":
+            old_lp = self._no_grad_logprobs(batches)
+
+        record: dict[str, Any] = {}
+        for _ in range(cfg.updates_per_batch):
+            record = self._update(batches, tracks, denom, old_lp, ref_lp, teacher_lp)
+        record.update(reward_stats)
+        record.update(n_trajectories=len(trajectories), n_sequences=len(seqs), time_s=time.perf_counter() - t0)
+        return record
+
+    def resume(self, path: str | Path | None = None) -> Path:
+        """Restore weights, optimizer, scheduler, RNG, step and data position from a checkpoint."""
+        found = ckpt.latest_checkpoint(path or self.out_dir)
+        if found is None:
+            raise FileNotFoundError(f"no checkpoint to resume from in {path or self.out_dir}")
+        state = ckpt.load_checkpoint(found, model=self.policy, optimizer=self.optimizer, scheduler=self.scheduler)
+        self.step = int(state["step"])
+        self._last_saved = self.step
+        self.position = dict(state.get("position", self.position))
+        self.counters.update(state.get("counters", {}))
+        log.info("resumed from %s at step %d", found, self.step)
+        return found
+
+    def save(self) -> Path:
+        """Write a checkpoint of the current step (atomically)."""
+        import yaml
+
+        path = ckpt.save_checkpoint(
+            self.out_dir, self.step, model=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
+            state={"position": self.position, "counters": self.counters},
+            config_yaml=yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False),
+            tokenizer=self.tokenizer, keep=self.config.keep_checkpoints,
+        )
+        self._last_saved = self.step
+        return path
+
+    # -- one optimiser step ---------------------------------------------------------------------
+    def _update(self, batches: list[PackedBatch], tracks: list[Any], denom: dict[str, float],
+                old_lp: list[torch.Tensor] | None, ref_lp: list[torch.Tensor] | None,
+                teacher_lp: list[torch.Tensor] | None) -> dict[str, Any]:
+        cfg = self.config
+        self.policy.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        sums: dict[str, float] = {}
+
+        def add(key: str, value: float) -> None:
+            sums[key] = sums.get(key, 0.0) + value
+
+        finite = True
+        for k, b in enumerate(batches):
+            with self._autocast():
+                logp, ent = sequence_logprobs(self.policy, b, chunk=cfg.logprob_chunk, with_entropy=True)
+            old = old_lp[k] if old_lp is not None else logp.detach()
+            ones = torch.ones_like(logp)
+            loss = logp.new_zeros(())
+            for tr in tracks:
+                pg, n_clipped = ppo_clip_loss(logp, old, b.values[f"adv:{tr.name}"], b.values[f"mask:{tr.name}"],
+                                              clip_low=cfg.clip_low, clip_high=cfg.clip_high, denom=denom[tr.name])
+                loss = loss + tr.weight * pg
+                add(f"pg_loss_{tr.name}", float(pg.detach()))
+                add(f"clipped_{tr.name}", float(n_clipped))
+            entropy = token_mean(ent, ones, denom["all"])
+            add("entropy", float(entropy.detach()))
+            if cfg.entropy_coef:
+                loss = loss - cfg.entropy_coef * entropy
+            if ref_lp is not None:
+                kl = token_mean(kl_k3(logp, ref_lp[k]), ones, denom["all"])
+                loss = loss + cfg.kl_coef * kl
+                add("kl", float(kl.detach()))
+            if teacher_lp is not None:
+                mask = b.values["mask:sdar"]
+                l_sdar, gate = sdar_loss(logp, teacher_lp[k], mask, beta=cfg.sdar_beta, denom=denom["sdar"])
+                loss = loss + cfg.sdar_coef * l_sdar
+                add("sdar_loss", float(l_sdar.detach()))
+                add("gate_sum", float((gate * mask).sum()))
+                add("gate_pos", float(((gate > 0.5).float() * mask).sum()))
+                add("delta_sum", float(((teacher_lp[k] - logp.detach()) * mask).sum()))
+            add("ratio_max", 0.0)
+            sums["ratio_max"] = max(sums["ratio_max"], float(torch.exp(logp.detach() - old).max()))
+            add("loss", float(loss.detach()))
+            if not torch.isfinite(loss):
+                finite = False
+                break
+            loss.backward()
+
+        grad_norm = float("nan")
+        if finite:
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm))
+            finite = math.isfinite(grad_norm)
+        self.step += 1
+        if finite:
+            self.optimizer.step()
+            self.scheduler.step()
+        else:
+            self.counters["nan_skipped"] += 1
+            log.warning("step %d skipped: non-finite %s (skipped so far: %d)", self.step,
+                        "gradient" if math.isfinite(sums.get("loss", math.nan)) else "loss",
+                        self.counters["nan_skipped"])
+        self.optimizer.zero_grad(set_to_none=True)
+
+        record: dict[str, Any] = {"step": self.step, "skipped": int(not finite), "grad_norm": grad_norm,
+                                  "lr": self.scheduler.get_last_lr()[0], "n_tokens": int(denom["all"])}
+        for key in ("loss", "entropy", "kl", "sdar_loss", "ratio_max"):
+            if key in sums:
+                record[key] = sums[key]
+        for tr in tracks:
+            record[f"pg_loss_{tr.name}"] = sums.get(f"pg_loss_{tr.name}", 0.0)
+        total_mask = sum(denom[tr.name] for tr in tracks)
+        record["clip_frac"] = sum(sums.get(f"clipped_{tr.name}", 0.0) for tr in tracks) / max(1.0, total_mask)
+        if teacher_lp is not None:
+            n = max(1.0, denom["sdar"])
+            record.update(gate_mean=sums["gate_sum"] / n, gate_pos_frac=sums["gate_pos"] / n,
+                          delta_mean=sums["delta_sum"] / n, sdar_tokens=int(denom["sdar"]))
+        record.update(self.counters)
+        return record
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _no_grad_logprobs(self, batches: list[PackedBatch], *, reference: bool = False) -> list[torch.Tensor]:
+        out = []
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.no_grad())
+            model = stack.enter_context(self._reference()) if reference else self.policy
+            for b in batches:
+                with self._autocast():
+                    lp, _ = sequence_logprobs(model, b, chunk=self.config.logprob_chunk)
+                out.append(lp.detach())
+        return out
+
+    @contextlib.contextmanager
+    def _reference(self) -> Iterator[nn.Module]:
+        """π_ref: the base weights (LoRA adapter disabled) or a frozen copy taken at start."""
+        if self._frozen_ref is not None:
+            yield self._frozen_ref
+        else:
+            with self.policy.disable_adapter():  # type: ignore[operator]
+                yield self.policy
+
+    def _autocast(self) -> Any:
+        if self.amp_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.amp_dtype)
+
+    def _sdar_prefixes(self, trajectories: Sequence[Trajectory], seqs: list[Any]) -> list[list[int]]:
+        cache: dict[int, list[int]] = {}
+        prefixes = []
+        for seq in seqs:
+            if seq.trajectory not in cache:
+                text = privileged_context(trajectories, seq.trajectory)
+                cache[seq.trajectory] = [] if text is None else self._encode(self.config.sdar_prefix.format(skill=text))
+            prefix = cache[seq.trajectory]
+            seq.values["mask:sdar"] = [1.0 if prefix else 0.0] * seq.n_generated
+            prefixes.append(prefix)
+        return prefixes
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _fit_offline(self, trajectories: list[Trajectory]) -> dict[str, Any]:
+        cfg = self.config
+        usable = []
+        for t in trajectories:
+            if t.reward is None or not t.has_tokens:
+                self.counters["trajectories_skipped"] += 1
+            else:
+                usable.append(t)
+        if self.counters["trajectories_skipped"]:
+            log.warning("%d trajectories skipped (no reward or no token ids)", self.counters["trajectories_skipped"])
+        groups: dict[Any, list[Trajectory]] = {}
+        for t in usable:
+            groups.setdefault(group_id(t), []).append(t)
+        keep, dead = informative_groups(usable, cfg) if usable else (set(), set())
+        if cfg.drop_zero_variance_groups:
+            self.counters["groups_dropped"] = len(dead)
+            groups = {g: ts for g, ts in groups.items() if g in keep}
+        if not groups:
+            raise ValueError(
+                f"nothing to train on: {len(trajectories)} trajectories, {self.counters['trajectories_skipped']} "
+                f"without reward/tokens, {len(dead)} groups with equal rewards (GRPO needs ≥ 2 runs per task "
+                "with different rewards)"
+            )
+        self.counters["groups_used"] = len(groups)
+        names = list(groups)
+        last: dict[str, Any] = {}
+        with _progress(cfg.progress, cfg.max_steps, self.step) as advance:
+            while self.step < cfg.max_steps and self.position["epoch"] < cfg.epochs:
+                perm = _permutation(len(names), cfg.seed + self.position["epoch"])
+                cursor = self.position["cursor"]
+                if cursor >= len(perm):
+                    self.position = {"epoch": self.position["epoch"] + 1, "cursor": 0}
+                    continue
+                take = perm[cursor : cursor + cfg.groups_per_step]
+                self.position = {"epoch": self.position["epoch"], "cursor": cursor + len(take)}
+                batch = [t for i in take for t in groups[names[i]]]
+                try:
+                    last = self.train_on(batch)
+                except MissingTokensError as exc:
+                    raise ValueError(f"cannot train on this data: {exc}") from exc
+                self._after_step(last)
+                advance(self.step, last)
+        if self.step > self._last_saved:
+            self.save()
+        return last
+
+    def _after_step(self, record: dict[str, Any]) -> None:
+        assert self.metrics is not None
+        self.metrics.write(record)
+        every = self.config.save_every
+        if every > 0 and self.step // every > self._last_saved // every:
+            self.save()
+
+
+def _resolve_model(model: Any, tokenizer: Any) -> tuple[Any, nn.Module, Any]:
+    if isinstance(model, str):
+        prefix, _, rest = model.partition(":")
+        if prefix != "local" or not rest:
+            raise ValueError(f"training needs an in-process model: local:NAME or local:PATH, not {model!r}")
+        from agentkit.models.local import LocalModel
+
+        local = LocalModel.load(rest)
+        return local, local.model, local.tokenizer
+    inner = getattr(model, "model", None)
+    has_tokenizer = getattr(model, "tokenizer", None) is not None
+    if isinstance(inner, nn.Module) and has_tokenizer and not isinstance(model, nn.Module):
+        return model, inner, model.tokenizer
+    if isinstance(model, nn.Module):
+        if tokenizer is None:
+            raise ValueError("a torch model needs its tokenizer: Trainer(model, config, tokenizer=tok)")
+        return None, model, tokenizer
+    raise TypeError(f"cannot train {type(model).__name__}: pass local:NAME, a LocalModel or a torch causal LM")
+
+
+def _load_trajectories(source: Any) -> list[Trajectory]:
+    from agentkit.trajectory import read_jsonl
+
+    if isinstance(source, str | Path):
+        return read_jsonl([source])
+    items = list(source)
+    if items and all(isinstance(x, str | Path) for x in items):
+        return read_jsonl(items)
+    if not all(isinstance(x, Trajectory) for x in items):
+        raise TypeError("fit() takes trajectories, JSONL paths or an environment")
+    return items
+
+
+def _permutation(n: int, seed: int) -> list[int]:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randperm(n, generator=g).tolist()
+
+
+def _amp_dtype(setting: str, device: torch.device) -> torch.dtype | None:
+    if setting == "fp32":
+        return None
+    if setting == "bf16":
+        return torch.bfloat16
+    if device.type == "cuda" and torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return None
+
+
+def _pad_id(tokenizer: Any) -> int:
+    for attr in ("pad_token_id", "eos_token_id"):
+        value = getattr(tokenizer, attr, None)
+        if isinstance(value, int):
+            return value
+    return 0
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool, total: int, start: int) -> Iterator[Any]:
+    """A rich progress bar over optimiser steps; yields advance(step, record)."""
+    if not enabled:
+        yield lambda step, record: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  TextColumn("{task.description}")) as bar:
+        task = bar.add_task("", total=total, completed=start)
+
+        def advance(step: int, record: dict[str, Any]) -> None:
+            desc = f"loss {record.get('loss', float('nan')):.4f} reward {record.get('reward_mean', 0.0):.3f}"
+            bar.update(task, completed=step, description=desc)
+
+        yield advance
