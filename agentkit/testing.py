@@ -45,8 +45,13 @@ class ScriptedModel:
         self.name = name
         self.text_tools = text_tools
         self.repeat_last = repeat_last
-        self.requests: list[list[Message]] = []
+        self._seen: list[tuple[Sequence[Message], int]] = []
         self._next = 0
+
+    @property
+    def requests(self) -> list[list[Message]]:
+        """The messages of every request, as they were when sent (the loop only appends)."""
+        return [list(msgs[:n]) for msgs, n in self._seen]
 
     @classmethod
     def from_file(cls, path: str) -> ScriptedModel:
@@ -67,7 +72,7 @@ class ScriptedModel:
     def generate(
         self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> ModelResponse:
-        self.requests.append(list(messages))
+        self._seen.append((messages, len(messages)))
         if self._next >= len(self.script):
             if not (self.repeat_last and self.script):
                 raise ScriptExhausted(f"scripted model has no reply #{self._next + 1} ({len(self.script)} given)")
@@ -112,6 +117,6 @@ class FunctionModel(ScriptedModel):
     def generate(
         self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> ModelResponse:
-        self.requests.append(list(messages))
+        self._seen.append((messages, len(messages)))
         message = self._to_message(self.fn(messages, tools), tools)
         return ModelResponse(message=message, usage=Usage(input_tokens=len(messages), output_tokens=1, calls=1))

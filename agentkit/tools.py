@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import queue
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -234,14 +236,16 @@ class ToolRunner:
     """Runs validated tool calls with time limits, in parallel when several come at once."""
 
     def __init__(self, max_workers: int = 8) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentkit-tool")
+        self._pool = _DaemonPool(max_workers)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.close()
 
     def run_many(self, calls: list[tuple[Tool | None, str, dict[str, Any]]]) -> list[ToolOutcome]:
         """Run (tool, name, arguments) triples; a `None` tool is an unknown name."""
         prepared = [self._prepare(t, name, args) for t, name, args in calls]
+        if len(prepared) == 1 and not isinstance(prepared[0], ToolOutcome) and prepared[0][0].timeout_s is None:
+            return [_run_inline(*prepared[0])]  # no time limit asked: no thread hand-off
         futures = {
             i: self._pool.submit(_invoke, p[0], p[1]) for i, p in enumerate(prepared) if not isinstance(p, ToolOutcome)
         }
@@ -278,6 +282,58 @@ class ToolRunner:
             return t, t.validate(arguments)
         except ValidationError as exc:
             return ToolOutcome(_format_validation_error(t.name, exc), is_error=True)
+
+
+def _run_inline(t: Tool, kwargs: dict[str, Any]) -> ToolOutcome:
+    start = time.perf_counter()
+    try:
+        value = _invoke(t, kwargs)
+    except Exception as exc:
+        return ToolOutcome(f"Tool {t.name} raised {type(exc).__name__}: {exc}", is_error=True,
+                           duration_s=time.perf_counter() - start)
+    return ToolOutcome(render_output(value, t.max_output_chars), duration_s=time.perf_counter() - start, value=value)
+
+
+_Job = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
+
+
+class _DaemonPool:
+    """A thread pool whose workers are daemons: a tool stuck past its time limit cannot keep the
+    process alive at exit (the standard ThreadPoolExecutor joins its workers)."""
+
+    def __init__(self, max_workers: int) -> None:
+        self._max = max_workers
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._idle == 0 and len(self._threads) < self._max:
+                worker = threading.Thread(target=self._work, name="agentkit-tool", daemon=True)
+                self._threads.append(worker)
+                worker.start()
+            else:
+                self._idle -= 1
+        self._jobs.put((future, fn, args))
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, fn, args = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:
+                    future.set_exception(exc)
+            with self._lock:
+                self._idle += 1
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
 
 
 def _invoke(t: Tool, kwargs: dict[str, Any]) -> Any:

@@ -164,3 +164,24 @@ def test_parse_docstring_sections() -> None:
     )
     assert summary == "Do a thing.\n\nMore detail."
     assert args == {"path": "Where.", "opts": "Extra."}
+
+
+def test_tool_without_time_limit_runs_inline() -> None:
+    import threading
+
+    @tool(timeout_s=None)
+    def where() -> str:
+        """Name the thread."""
+        return threading.current_thread().name
+
+    @tool
+    def where_limited() -> str:
+        """Name the thread."""
+        return threading.current_thread().name
+
+    runner = ToolRunner()
+    [inline] = runner.run_many([(where, "where", {})])
+    [pooled] = runner.run_many([(where_limited, "where_limited", {})])
+    assert inline.content == threading.current_thread().name
+    assert pooled.content == "agentkit-tool"
+    runner.close()
