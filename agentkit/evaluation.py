@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from agentkit.environments.base import AgentFactory, Environment, Task, run_episode, succeeded
 from agentkit.messages import Message
@@ -62,8 +62,10 @@ class TaskResult(BaseModel):
     error: str | None = None
     trajectory_id: str | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def tokens(self) -> int:
+        """Input plus output tokens of every model call of the task."""
         return self.input_tokens + self.output_tokens
 
 

@@ -82,9 +82,10 @@ def _extension(kind: str, path: Path | None) -> Any:
 
 def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings: Any, explore_steps: int,
                   map_steps: int, skills: Any = None, notes: Any = None, persist_priors: bool = True,
-                  refresh_priors: bool = False) -> Callable[[list[Any]], Any]:
+                  refresh_priors: bool = False, priors_cache: Any = None) -> Callable[[list[Any]], Any]:
     """How one configuration builds its agent from an episode's tools. One planner serves every episode,
-    so exploration runs once per environment (and persists unless `persist_priors` is False)."""
+    so exploration runs once per environment; priors persist (under `priors_cache`, default the agentkit
+    home) unless `persist_priors` is False."""
     from agentkit.agent import Agent
     from agentkit.planning import MapThenActPlanner
 
@@ -103,7 +104,7 @@ def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings
     planner: Any = "react"
     if config == "map-then-act":
         planner = MapThenActPlanner(env, explore_steps=explore_steps, map_steps=map_steps,
-                                    cache=None if persist_priors else False, refresh=refresh_priors)
+                                    cache=priors_cache if persist_priors else False, refresh=refresh_priors)
 
     def build(tools: list[Any]) -> Any:
         return Agent(model, tools, instructions=instructions, planner=planner, max_steps=max_steps,

@@ -135,8 +135,8 @@ def register(app: typer.Typer) -> None:
             report = book.learn(chunk, reward_fn, agent, analyst=analyst_model,
                                 analyst_settings=GenerationSettings(max_tokens=max(512, max_tokens)))
             if as_json:
-                typer.echo(json.dumps({"step": step + 1, **dataclasses.asdict(report),
-                                       "success_before": report.success_before,
+                data = {f.name: getattr(report, f.name) for f in dataclasses.fields(report) if f.name != "results"}
+                typer.echo(json.dumps({"step": step + 1, **data, "success_before": report.success_before,
                                        "success_after": report.success_after}))
             else:
                 typer.echo(f"step {step + 1}: {report.summary()}; success {report.success_before:.0%} → "
@@ -172,9 +172,8 @@ def _sql_setup(tasks_file: Path, model: Any, db: str | None, max_steps: int, set
 def _exact_setup(tasks_file: Path, model: Any, db: str | None, max_steps: int,
                  settings: Any) -> tuple[Any, Any, list]:
     """A plain agent; success = the answer equals the task's "expected" (or "answer"), ignoring case and spaces."""
-    from agentkit.memory.learn import as_tasks
-
     from agentkit import Agent
+    from agentkit.memory.learn import as_tasks
 
     records = [json.loads(line) for line in tasks_file.read_text().splitlines() if line.strip()]
     tasks = as_tasks(records)

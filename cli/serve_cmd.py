@@ -10,12 +10,17 @@ The choices come from `agentkit.serving.plan_serve`; the command it runs is prin
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
 import typer
 
 SERVE_HELP = "Serve a model with vLLM (FP8 KV cache and weights, tool-call parsing, LoRA) behind an OpenAI API."
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def register(app: typer.Typer) -> None:
@@ -105,7 +110,11 @@ def register(app: typer.Typer) -> None:
             return
 
         server = VLLMServer(plan, startup_timeout=startup_timeout, log_path=log)
-        console.print(f"[dim]starting vLLM (log: {server.log_path or 'a temp file'}) ...[/]")
+        # A process manager's SIGTERM (or a closed terminal's SIGHUP) must stop vLLM too, like Ctrl-C:
+        # the server runs in its own process group and would otherwise outlive this command.
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _interrupt)
+        console.print(f"[dim]starting vLLM (log: {server.log_path}) ...[/]")
         started = time.monotonic()
         try:
             server.start()

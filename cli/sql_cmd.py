@@ -59,8 +59,9 @@ def register(app: typer.Typer) -> None:
                 result = event.result
         agent.close()
         if result is None or kit.final is None:
-            reason = result.stop_reason if result is not None else "no result"
-            typer.echo(f"\nNo confirmed answer ({reason}).", err=True)
+            why = ("the step limit was reached" if result is not None and result.stop_reason == "max_steps"
+                   else "the model stopped without calling confirm_answer")
+            typer.echo(f"\nNo confirmed answer: {why}.", err=True)
             raise typer.Exit(1)
         typer.echo("\n== answer ==")
         typer.echo(kit.final.sql)

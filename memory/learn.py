@@ -23,6 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
+
+from agentkit.agent import Agent, RunResult
+from agentkit.environments.base import Task
 from agentkit.memory.notebook import MistakeNotebook, Note, atomic_write
 from agentkit.memory.prompts import (
     ANALYST_SYSTEM,
@@ -31,10 +35,6 @@ from agentkit.memory.prompts import (
     NOTE_PROMPT,
     RETRY_PROMPT,
 )
-from pydantic import ValidationError
-
-from agentkit.agent import Agent, RunResult
-from agentkit.environments.base import Task
 from agentkit.messages import Message
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
@@ -64,6 +64,9 @@ class LearnReport:
     baseline: dict[str, float] = field(default_factory=dict)
     after: dict[str, float] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # reasons (malformed analyst output, run errors)
+    # (reward, trajectory) per task id under the notebook as the step left it; a later step on the
+    # same batch with a deterministic agent may pass it as `baseline_results` to skip re-answering.
+    results: dict[str, tuple[float, Trajectory | None]] = field(default_factory=dict, repr=False)
 
     @property
     def success_before(self) -> float:
@@ -283,7 +286,8 @@ def write_note(analyst: Analyst, label: str, cases: Sequence[tuple[Task, Traject
 def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: RewardFn,
           agent: AgentSource, analyst: Model | str | None = None, *, success_at: float = 1.0,
           merge_threshold: float = 0.9, max_retries: int = 2,
-          analyst_settings: GenerationSettings | None = None) -> LearnReport:
+          analyst_settings: GenerationSettings | None = None,
+          baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None = None) -> LearnReport:
     """One batch step of Mistake Notebook Learning (see the module docstring).
 
     Args:
@@ -295,6 +299,8 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
         analyst: the model that labels failures and writes notes (default: the agent's model).
         success_at: a reward at or above this is a success; below it, a failure to learn from.
         merge_threshold: subject cosine at which a new note merges into an existing one.
+        baseline_results: the previous step's `report.results` on this same batch, reused as the
+            baseline instead of answering again (only sound for a deterministic agent, e.g. greedy).
     """
     batch = as_tasks(tasks)
     report = LearnReport(tasks=len(batch))
@@ -309,7 +315,11 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
     asker = Analyst(analyst_model, max_retries=max_retries, settings=analyst_settings)
 
     # 1. Baseline with the current notes.
-    baseline = answer_batch(notebook, batch, reward_fn, agent, report)
+    if baseline_results is not None and all(t.id in baseline_results for t in batch):
+        baseline = {t.id: baseline_results[t.id] for t in batch}
+    else:
+        baseline = answer_batch(notebook, batch, reward_fn, agent, report)
+    report.results = dict(baseline)
     report.baseline = {tid: r for tid, (r, _) in baseline.items()}
     # 2. Real failures.
     failures = [(t, baseline[t.id][1]) for t in batch if baseline[t.id][0] < success_at]
@@ -355,6 +365,8 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
             report.losses += after < before
             report.ties += after == before
         report.accepted = report.wins > report.losses
+        if report.accepted:
+            report.results = dict(again)
     finally:
         if not report.accepted:
             notebook.restore_bytes(old)

@@ -21,12 +21,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentkit.memory.embeddings import Embedder
-from agentkit.memory.prompts import NOTES_INSTRUCTION, NOTES_TITLE
-from agentkit.memory.vectors import VectorStore
 from pydantic import BaseModel, Field, field_validator
 
 from agentkit.extensions import RunContext
+from agentkit.memory.embeddings import Embedder
+from agentkit.memory.prompts import NOTES_INSTRUCTION, NOTES_TITLE
+from agentkit.memory.vectors import VectorStore
 from agentkit.messages import new_id
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from agentkit.memory.notebook import MistakeNotebook
 
 from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
+from agentkit.memory.notebook import MistakeNotebook
 from agentkit.trajectory import Trajectory
 
 

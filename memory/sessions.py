@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentkit.memory import agentkit_home
-
 from agentkit.messages import Message
 
 SESSIONS_SCHEMA_VERSION = 1
@@ -168,3 +167,17 @@ class SessionStore:
             cursor = db.execute("DELETE FROM sessions WHERE name = ?", (_check_name(name),))
             db.execute("DELETE FROM messages WHERE session = ?", (name.strip(),))
             return cursor.rowcount > 0
+
+
+def chat_persistence(name: str, model: str = "", store: SessionStore | None = None
+                     ) -> tuple[list[Message], Callable[[Any, Any], None]]:
+    """For `agentkit chat --session NAME`: the saved history to resume from (empty for a new session)
+    and an `on_turn(chat_session, result)` hook that saves the chat's history after every turn."""
+    store = store or SessionStore()
+    name = _check_name(name)
+    history = store.load(name).messages if store.exists(name) else []
+
+    def on_turn(chat_session: Any, result: Any) -> None:
+        store.save(name, list(chat_session.history), model=model)
+
+    return history, on_turn

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
+
 from agentkit.memory.embeddings import Embedder
 
 _JSON_KEYS = "_json_keys"  # metadata values that are not scalars are stored as JSON strings

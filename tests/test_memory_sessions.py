@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from agentkit.memory.sessions import SessionStore
 
+from agentkit.memory.sessions import SessionStore
 from agentkit.messages import Message, ToolCall
 
 CHILD = """
@@ -71,3 +71,18 @@ def test_list_replace_delete_and_errors(tmp_path: Path) -> None:
 def test_default_location_is_under_agentkit_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AGENTKIT_HOME", str(tmp_path / "home"))
     assert SessionStore().path == tmp_path / "home" / "sessions.db"
+
+
+def test_chat_persistence_resumes_and_saves_after_each_turn(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from agentkit.memory.sessions import chat_persistence
+
+    store = SessionStore(tmp_path / "s.db")
+    history, on_turn = chat_persistence("demo", "local:smollm2-135m", store)
+    assert history == []
+    chat = SimpleNamespace(history=[Message.user("hi"), Message.assistant("hello")])
+    on_turn(chat, None)
+    resumed, _ = chat_persistence("demo", "local:smollm2-135m", SessionStore(tmp_path / "s.db"))
+    assert [m.content for m in resumed] == ["hi", "hello"]
+    assert store.load("demo").model == "local:smollm2-135m"

@@ -189,3 +189,69 @@ def test_bad_task_sources_fail_clearly(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="gold SQL of task x fails"):
         env.gold(env.tasks()[0])
     env.close()
+
+
+def test_cli_prints_phases_final_sql_and_table(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentkit.cli.main import app
+
+    gold = "SELECT Name FROM Genre WHERE Name LIKE 'Rock%'"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        {"tool": "list_tables", "arguments": {"name_filter": "genre"}},
+        {"tool": "propose_schema", "arguments": {"tables": ["Genre"], "columns": {"Genre": ["Name"]}}},
+        {"tool": "run_query", "arguments": {"sql": gold}},
+        {"tool": "confirm_answer", "arguments": {"sql": gold}},
+    ]))
+    log = tmp_path / "runs.jsonl"
+    result = CliRunner().invoke(app, ["sql", "Which genres start with Rock?", "--db", str(CHINOOK_DB),
+                                      "--model", f"script:{script}", "--no-embed", "--log", str(log)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    order = [out.index(f"== {p} ==") for p in ("explore_schema", "propose_schema", "generate_sql",
+                                                 "confirm_answer", "answer")]
+    assert order == sorted(order)
+    assert out.rstrip().endswith(f"{gold}\nName\nRock\nRock And Roll\n(2 rows)")
+    assert read_jsonl(log)[0].extras["sql"]["final_sql"] == gold
+
+    missing = CliRunner().invoke(app, ["sql", "q", "--db", str(tmp_path / "nope.sqlite"), "--no-embed"])
+    assert missing.exit_code == 2 and "Cannot open the database" in missing.output
+
+
+def test_identity_follows_content_and_samples_big_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import sqlite3
+
+    from agentkit.sql import database
+
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    shutil.copyfile(CHINOOK_DB, a)
+    shutil.copyfile(CHINOOK_DB, b)
+    assert database.sqlite_identity(a).split(":")[2] == database.sqlite_identity(b).split(":")[2]
+    conn = sqlite3.connect(b)
+    conn.execute("UPDATE Genre SET Name = 'Rock!' WHERE GenreId = 1")
+    conn.commit()
+    conn.close()
+    assert database.sqlite_identity(a).split(":")[2] != database.sqlite_identity(b).split(":")[2]
+    full = database.sqlite_identity(a)
+    monkeypatch.setattr(database, "FULL_DIGEST_BYTES", 1024)  # as if the files were gigabytes: sampled digest
+    sampled = database.sqlite_identity(a)
+    assert sampled.startswith("sqlite:a.sqlite:") and sampled != full
+    assert database.sqlite_identity(a) == sampled
+    assert database.sqlite_identity(b).split(":")[2] != sampled.split(":")[2]
+
+
+def test_a_reused_sql_agent_starts_each_run_clean() -> None:
+    from agentkit.sql import SchemaToolkit
+
+    kit = SchemaToolkit(CHINOOK_DB)
+    model = ScriptedModel([call("propose_schema", tables=["Genre"]), call("confirm_answer", sql="SELECT 1"),
+                           call("list_tables"), "I give up"])
+    agent = sql_agent(model, kit)
+    agent.run("Question: one?")
+    assert kit.final is not None and len(kit.proposals) == 1
+    second = agent.run("Question: two?")
+    agent.close()
+    assert kit.final is None and kit.proposals == []
+    assert second.trajectory.extras["sql"]["final_sql"] is None and second.answer == "I give up"

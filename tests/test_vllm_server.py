@@ -218,7 +218,9 @@ def test_cli_serve_runs_until_ctrl_c(tmp_path: Path) -> None:
         [sys.executable, "-m", "agentkit.cli.main", "serve", str(model_dir), "--port", str(port), "--vllm-version",
          "0.12.0", "--gpu", "l40s", "--log", str(tmp_path / "server.log")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job may ignore SIGINT
     )
+    t0 = time.monotonic()
     try:
         admin = VLLMAdmin(f"http://127.0.0.1:{port}/v1")
         deadline = time.monotonic() + 60
@@ -226,9 +228,11 @@ def test_cli_serve_runs_until_ctrl_c(tmp_path: Path) -> None:
             assert cli.poll() is None, cli.stdout.read() if cli.stdout else ""
             time.sleep(0.2)
         assert admin.model_ids() == ["tiny"]
+        t1 = time.monotonic()
         time.sleep(0.5)  # let the CLI print its "ready" lines
         cli.send_signal(signal.SIGINT)
         output, _ = cli.communicate(timeout=60)
+        print(f"ready after {t1 - t0:.1f} s, stopped {time.monotonic() - t1:.1f} s later")
     finally:
         if cli.poll() is None:
             cli.kill()

@@ -158,7 +158,11 @@ class VLLMServer:
         self.command = list(command) if command is not None else list(plan.args)
         self.env = {**os.environ, **plan.env, **(env or {})}
         self.startup_timeout = startup_timeout
-        self.log_path = Path(log_path) if log_path else None
+        if log_path is None:
+            handle, name = tempfile.mkstemp(prefix="agentkit-vllm-", suffix=".log")
+            os.close(handle)
+            log_path = name
+        self.log_path = Path(log_path)
         self.process: subprocess.Popen[bytes] | None = None
         self._log_file: Any = None
         self.admin = VLLMAdmin(plan.base_url, plan.api_key)
@@ -208,10 +212,6 @@ class VLLMServer:
         if shutil.which(executable) is None and not Path(executable).exists():
             hint = " (pip install 'agentkit[serve]')" if executable == "vllm" else ""
             raise ServerStartError(f"cannot start the server: {executable!r} not found{hint}")
-        if self.log_path is None:
-            handle, name = tempfile.mkstemp(prefix="agentkit-vllm-", suffix=".log")
-            os.close(handle)
-            self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
@@ -279,7 +279,7 @@ class VLLMServer:
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines the server wrote (stdout and stderr together)."""
-        if self.log_path is None or not self.log_path.exists():
+        if not self.log_path.exists():
             return "(no log)"
         if self._log_file is not None:
             self._log_file.flush()

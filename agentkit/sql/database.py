@@ -109,10 +109,20 @@ class Database:
 
     def __init__(self, dialect: str, identity: str = "") -> None:
         self.dialect = dialect
-        self.identity = identity
+        self._identity = identity
         self._tables: list[str] | None = None
         self._described: dict[str, TableInfo] = {}
         self.cache: dict[Any, Any] = {}  # derived data shared by toolkits over this database (search index)
+
+    @property
+    def identity(self) -> str:
+        """A stable name for this database's content (for exploration caches), computed on first use."""
+        if not self._identity:
+            self._identity = self._compute_identity()
+        return self._identity
+
+    def _compute_identity(self) -> str:
+        return f"{self.dialect}:{id(self)}"
 
     # -- metadata ----------------------------------------------------------------------------------
     def table_names(self) -> list[str]:
@@ -238,7 +248,9 @@ class SQLiteDatabase(Database):
         self.path = Path(path)
         self._conn = connect_sqlite_read_only(self.path)
         self._lock = threading.Lock()
-        self.identity = f"sqlite:{self.path.name}:{file_digest(self.path)[:16]}"
+
+    def _compute_identity(self) -> str:
+        return sqlite_identity(self.path)
 
     def close(self) -> None:
         with self._lock:
@@ -303,6 +315,24 @@ def _explain_sqlite_error(exc: sqlite3.Error, timeout_s: float) -> str:
     if "too big" in text:
         return f"Query error: {text} (values are limited to {MAX_VALUE_BYTES} bytes)."
     return f"SQL error: {text}"
+
+
+FULL_DIGEST_BYTES = 64 << 20
+
+
+def sqlite_identity(path: str | Path) -> str:
+    """"sqlite:NAME:DIGEST": the full SHA-256 for files up to 64 MB; for bigger ones (BIRD databases run
+    to gigabytes) a digest of the size and the first and last 4 MB."""
+    file = Path(path)
+    size = file.stat().st_size
+    if size <= FULL_DIGEST_BYTES:
+        return f"sqlite:{file.name}:{file_digest(file)[:16]}"
+    h = hashlib.sha256(str(size).encode())
+    with open(file, "rb") as f:
+        h.update(f.read(4 << 20))
+        f.seek(max(size - (4 << 20), 0))
+        h.update(f.read(4 << 20))
+    return f"sqlite:{file.name}:{h.hexdigest()[:16]}"
 
 
 def file_digest(path: str | Path) -> str:

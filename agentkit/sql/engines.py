@@ -21,7 +21,7 @@ from agentkit.sql.database import (
     TableInfo,
     _explain_sqlite_error,
     connect_sqlite_read_only,
-    file_digest,
+    sqlite_identity,
 )
 
 _READ_ONLY_TRANSACTION = {"postgresql", "mysql", "mariadb", "oracle"}
@@ -45,11 +45,14 @@ class SQLAlchemyDatabase(Database):
             conn = connect_sqlite_read_only(path)  # fails early and clearly for a missing file
             conn.close()
             self.engine = create_engine("sqlite://", creator=lambda: connect_sqlite_read_only(path))
-            self.identity = f"sqlite:{path.rsplit('/', 1)[-1]}:{file_digest(path)[:16]}"
+            self._sqlite_path = path
         else:
             self.engine = create_engine(self.url, pool_pre_ping=True)
-            self.identity = self.url.render_as_string(hide_password=True)
+            self._identity = self.url.render_as_string(hide_password=True)
         self._inspector: Any = None
+
+    def _compute_identity(self) -> str:
+        return sqlite_identity(self._sqlite_path)
 
     def close(self) -> None:
         self.engine.dispose()

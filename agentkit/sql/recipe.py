@@ -59,12 +59,17 @@ def sql_record(trajectory: Trajectory) -> dict[str, Any]:
 
 
 class SQLRunRecorder:
-    """Extension that stores `sql_record(trajectory)` in `trajectory.extras["sql"]` after each run."""
+    """Extension that stores `sql_record(trajectory)` in `trajectory.extras["sql"]` after each run
+    and, given the toolkit, resets its per-run state (proposals, confirmed answer) before each run."""
 
     name = "sql_run"
 
+    def __init__(self, toolkit: SchemaToolkit | None = None) -> None:
+        self.toolkit = toolkit
+
     def before_run(self, run: RunContext) -> None:
-        return None
+        if self.toolkit is not None:
+            self.toolkit.reset()
 
     def after_run(self, run: RunContext) -> None:
         run.record("sql", sql_record(run.trajectory))
@@ -90,4 +95,4 @@ def sql_agent(model: Model | str, db: str | Path | Database | SchemaToolkit, *, 
     kit = db if isinstance(db, SchemaToolkit) else SchemaToolkit(db, embed=embed, max_rows=max_rows,
                                                                  timeout_s=timeout_s)
     return Agent(model, tools=[kit], instructions=instructions, max_steps=max_steps,
-                 extensions=[*extensions, SQLRunRecorder()], **agent_options)
+                 extensions=[*extensions, SQLRunRecorder(kit)], **agent_options)

@@ -94,6 +94,11 @@ class SchemaToolkit(Toolkit):
         self.final: QueryResult | None = None
         super().__init__(self._build(), name="sql")
 
+    def reset(self) -> None:
+        """Forget the proposals and the confirmed answer of the previous run."""
+        self.proposals = []
+        self.final = None
+
     # -- shared helpers ------------------------------------------------------------------------------
     def table(self, name: str) -> TableInfo:
         """Describe `name`, or raise ValueError naming close matches."""
@@ -113,6 +118,7 @@ class SchemaToolkit(Toolkit):
         return col.name
 
     def query(self, sql: str) -> QueryResult:
+        """Run `sql` with this kit's row cap and time limit."""
         return self.db.query(sql, max_rows=self.max_rows, timeout_s=self.timeout_s)
 
     def check_proposal(self, tables: Sequence[str],
@@ -191,11 +197,14 @@ class SchemaToolkit(Toolkit):
         if self.embed is not None:
             import numpy as np
 
-            key = ("column_vectors", id(self.embed))
-            if key not in self.db.cache:
-                self.db.cache[key] = np.asarray(self.embed([doc for _, _, doc in index]), dtype=np.float32)
+            # One matrix per embedding function (bound methods of one embedder compare equal).
+            stored: list[tuple[EmbedFn, Any]] = self.db.cache.setdefault("column_vectors", [])
+            matrix = next((m for fn, m in stored if fn == self.embed), None)
+            if matrix is None:
+                matrix = np.asarray(self.embed([doc for _, _, doc in index]), dtype=np.float32)
+                stored.append((self.embed, matrix))
             q = np.asarray(self.embed([text]), dtype=np.float32)[0]
-            scores = self.db.cache[key] @ q
+            scores = matrix @ q
             order = np.argsort(-scores)[:k]
             return [(float(scores[i]), index[i][0], index[i][1]) for i in order], "embedding"
         query = {_stem(t) for t in name_tokens(text)}

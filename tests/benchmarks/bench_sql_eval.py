@@ -27,16 +27,15 @@ CONFIGS = ("react", "map-then-act", "recipe")
 
 
 def build_configs(env: Any, model: Any, *, max_steps: int, max_tokens: int | None, explore_steps: int,
-                  map_steps: int, persist: bool) -> list[Any]:
+                  map_steps: int, persist: bool, priors_cache: Any = None) -> list[Any]:
     from agentkit.cli.eval_cmd import agent_factory
-
     from agentkit.evaluation import EvalConfig
     from agentkit.models import GenerationSettings
 
     settings = GenerationSettings(temperature=0.0, max_tokens=max_tokens)
     return [EvalConfig(name, agent_factory(name, env, model, max_steps=max_steps, settings=settings,
                                            explore_steps=explore_steps, map_steps=map_steps,
-                                           persist_priors=persist))
+                                           persist_priors=persist, priors_cache=priors_cache))
             for name in CONFIGS]
 
 
@@ -79,8 +78,8 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    # Priors explored here are this benchmark's own: keep them out of the user's agentkit home.
-    os.environ["AGENTKIT_HOME"] = tempfile.mkdtemp(prefix="agentkit-bench-")
+    # Priors explored here are this benchmark's own: a fresh cache, so the one exploration is measured.
+    priors_cache = Path(tempfile.mkdtemp(prefix="agentkit-bench-priors-"))
 
     from agentkit.environments.sql import SQLEnvironment
     from agentkit.evaluation import oracle_model, oracle_script_for
@@ -112,7 +111,8 @@ def main() -> int:
         model = resolve_model("local:smollm2-135m")
         print(f"  model loaded in {time.perf_counter() - t0:.1f}s", flush=True)
         configs = build_configs(env, model, max_steps=args.max_steps, max_tokens=args.max_tokens,
-                                explore_steps=args.explore_steps, map_steps=args.map_steps, persist=True)
+                                explore_steps=args.explore_steps, map_steps=args.map_steps, persist=True,
+                                priors_cache=priors_cache)
         runs = run_part("Chinook · SmolLM2-135M", env, subset, configs, args.out / "embedded")
         summary["embedded"] = {"tasks": [t.id for t in subset], "max_steps": args.max_steps,
                                "max_tokens": args.max_tokens, "runs": [r.summary() for r in runs]}
