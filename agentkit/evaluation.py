@@ -268,7 +268,9 @@ _SUMMARY_COLUMNS = [("config", "config"), ("tasks", "tasks"), ("success_rate", "
                     ("mean_wall_s", "wall s/task"), ("errors", "errors")]
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, key: str = "") -> str:
+    if key == "success_rate" and isinstance(value, int | float):
+        return f"{value:.1%}"
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
     return str(value)
@@ -290,7 +292,7 @@ def markdown_report(runs: Sequence[EvalRun], *, title: str = "agentkit evaluatio
     lines.append("|" + "---|" * len(_SUMMARY_COLUMNS))
     for r in runs:
         s = r.summary()
-        lines.append("| " + " | ".join(_fmt(s.get(k, "")) for k, _ in _SUMMARY_COLUMNS) + " |")
+        lines.append("| " + " | ".join(_fmt(s.get(k, ""), k) for k, _ in _SUMMARY_COLUMNS) + " |")
     lines += ["", "## Per task (success / reward / steps / tokens / wall s)", ""]
     lines.append("| task | " + " | ".join(r.config for r in runs) + " |")
     lines.append("|---|" + "---|" * len(runs))
@@ -372,7 +374,7 @@ def html_report(runs: Sequence[EvalRun], *, title: str = "agentkit evaluation") 
     out.append("<table><tr>" + "".join(f"<th>{_e(h)}</th>" for _, h in _SUMMARY_COLUMNS) + "</tr>")
     for r in runs:
         s = r.summary()
-        out.append("<tr>" + "".join(f"<td>{_e(_fmt(s.get(k, '')))}</td>" for k, _ in _SUMMARY_COLUMNS) + "</tr>")
+        out.append("<tr>" + "".join(f"<td>{_e(_fmt(s.get(k, ''), k))}</td>" for k, _ in _SUMMARY_COLUMNS) + "</tr>")
     out.append("</table><h2>Tasks</h2><table><tr><th>task</th>"
                + "".join(f"<th>{_e(r.config)}</th>" for r in runs) + "</tr>")
     index = [{x.task_id: x for x in r.results} for r in runs]

@@ -45,6 +45,7 @@ __all__ = [
     "ReactPlanner",
     "SubGoal",
     "environment_identity",
+    "map_of",
 ]
 
 MAP_SCHEMA_VERSION = 1
@@ -75,7 +76,7 @@ result must respect. unknowns: facts you still need (leave empty when none). sub
 that finish the task. If something is unknown you may first call a read-only tool to find out, then reply
 with the map. Do not solve the task yet."""
 
-MAP_TOOLS_HEADER = "Tools of this environment (read-only ones may be called now; the others only while acting):"
+MAP_TOOLS_HEADER = "Tools of this environment:"
 
 MAP_PRIORS_HEADER = "What exploration found out about this environment:"
 
@@ -262,6 +263,13 @@ class CognitiveMap(BaseModel):
         return "\n".join(lines) if lines else "(empty map)"
 
 
+def map_of(trajectory: Any) -> CognitiveMap | None:
+    """The cognitive map a map-then-act run stored in `trajectory.extras["map"]` (None if it has none);
+    `agentkit chat`'s `/map` shows `map_of(last_trajectory).render()`."""
+    data = getattr(trajectory, "extras", {}).get("map")
+    return CognitiveMap.model_validate(data) if isinstance(data, dict) else None
+
+
 # -- the exploration cache ------------------------------------------------------------------------
 
 
@@ -396,8 +404,8 @@ class MapThenActPlanner:
     def _explore(self, run: RunContext, read_only: dict[str, Tool], runner: ToolRunner) -> str:
         identity = environment_identity(list(run.tools.values()), self.environment)
         info: dict[str, Any] = {"identity": identity}
-        if not read_only:
-            run.record("explore", {**info, "skipped": "no read-only tools"})
+        if not read_only or self.explore_steps == 0:
+            run.record("explore", {**info, "skipped": "no read-only tools" if not read_only else "budget 0"})
             return ""
         fresh = self.refresh and identity not in self._memory  # refresh once per planner, then reuse
         record = None if fresh else self._lookup(identity)
@@ -446,13 +454,14 @@ class MapThenActPlanner:
         if not summary:  # the model gave no summary: keep what it saw, which is still a prior
             summary = "\n".join(f"- {c['tool']}({_args_text(c['arguments'])}): {c['observation'][:300]}"
                                 for c in calls if not c["refused"])
-        return {"priors": summary, "calls": calls, "created_at": time.time(),
+        return {"priors": _tidy(summary, self.max_observation_chars), "raw_summary": summary, "calls": calls,
+                "created_at": time.time(),
                 "model": getattr(run.model, "name", type(run.model).__name__)}
 
     # -- stage 2: task-specific mapping ------------------------------------------------------------
     def _map(self, run: RunContext, read_only: dict[str, Tool], runner: ToolRunner, priors: str) -> CognitiveMap:
-        tool_lines = [f"- {t.name} ({'read-only' if t.read_only else 'side effects'}): {t.description}"
-                      for t in run.tools.values()]
+        tool_lines = [f"- {t.name} ({'read-only, may be called now' if t.name in read_only else 'only while acting'})"
+                      f": {t.description}" for t in run.tools.values()]
         system = MAP_SYSTEM
         if tool_lines:
             system += "\n\n" + MAP_TOOLS_HEADER + "\n" + "\n".join(tool_lines)
@@ -510,6 +519,20 @@ class MapThenActPlanner:
     def __repr__(self) -> str:
         return f"MapThenActPlanner(environment={self.environment!r}, explore_steps={self.explore_steps}, " \
                f"map_steps={self.map_steps})"
+
+
+def _tidy(text: str, limit: int) -> str:
+    """Drop repeated lines (small models loop) and cut to `limit` characters."""
+    seen: set[str] = set()
+    lines = []
+    for line in text.splitlines():
+        key = line.strip().lower()
+        if key and key in seen:
+            continue
+        seen.add(key)
+        lines.append(line)
+    tidy = "\n".join(lines).strip()
+    return tidy if len(tidy) <= limit else tidy[:limit].rstrip() + " [cut]"
 
 
 def _args_text(arguments: dict[str, Any]) -> str:

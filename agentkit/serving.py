@@ -76,7 +76,8 @@ KNOWN_GPUS: dict[str, tuple[int, int]] = {
 }
 """GPU name → CUDA compute capability, for `--gpu NAME` when planning on a machine without the GPU."""
 
-# Minimum vLLM version of each attention backend name used below (and of its FP8 cache support).
+# Minimum vLLM version of each attention backend name used below (and of its FP8 cache support). Release
+# numbers are inferred from merge dates; only those with a PR cited were checked against the PR.
 BACKEND_SINCE: dict[str, tuple[int, int, int]] = {
     "FLASH_ATTN": (0, 8, 0),
     "FLASHINFER": (0, 8, 0),
@@ -86,6 +87,14 @@ BACKEND_SINCE: dict[str, tuple[int, int, int]] = {
     "FLASHINFER_MLA": (0, 10, 1),
     "CUTLASS_MLA": (0, 10, 0),
     "FLASHMLA_SPARSE": (0, 11, 0),  # DeepSeek-V3.2 sparse MLA, fp8_ds_mla
+}
+
+# Compute capabilities (inclusive) on which a backend reads an FP8 KV cache (vLLM's decode tables;
+# FLASH_ATTN reads FP8 only as FA3, i.e. on Hopper).
+FP8_BACKEND_CAPABILITY: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
+    "FLASHMLA": ((9, 0), (10, 9)), "FLASHMLA_SPARSE": ((9, 0), (10, 9)), "FLASHINFER_MLA": ((10, 0), (10, 9)),
+    "CUTLASS_MLA": ((10, 0), (10, 9)), "TRITON_MLA": ((7, 0), (99, 9)), "FLASH_ATTN": ((9, 0), (9, 9)),
+    "FLASHINFER": ((7, 5), (10, 9)), "TRITON_ATTN": ((7, 0), (99, 9)),
 }
 
 # KV cache block size a backend requires (vLLM forces these too; stating them keeps the command exact).
@@ -135,7 +144,7 @@ TOOL_PARSER_BY_MODEL_TYPE: dict[str, str] = {
     "minimax_m2": "minimax_m2",
     "olmo3": "olmo3",
 }
-TOOL_PARSER_SINCE: dict[str, tuple[int, int, int]] = {
+TOOL_PARSER_SINCE: dict[str, tuple[int, int, int]] = {  # approximate (from release dates), err on the new side
     "llama4_pythonic": (0, 8, 5), "kimi_k2": (0, 9, 2), "qwen3_coder": (0, 10, 0), "glm45": (0, 10, 0),
     "openai": (0, 10, 2), "deepseek_v31": (0, 10, 2), "deepseek_v32": (0, 11, 1), "minimax_m2": (0, 11, 1),
     "olmo3": (0, 11, 1), "granite4": (0, 11, 0), "longcat": (0, 11, 0),
@@ -426,9 +435,12 @@ def _choose_kv_and_backend(
 
     mla = is_mla(cfg)
     try:
-        kv, backend = (_mla_fp8(cfg, gpu) if mla else _mha_fp8(cfg, gpu))
         if options.attention_backend:
             backend = options.attention_backend
+            kv = "fp8_ds_mla" if mla and _is_sparse_mla(cfg) else "fp8"
+            _check_backend_reads_fp8(backend, gpu)
+        else:
+            kv, backend = (_mla_fp8(cfg, gpu) if mla else _mha_fp8(cfg, gpu))
         since = BACKEND_SINCE.get(backend)
         if since and version < since:
             raise UnsupportedServeConfig(
@@ -443,6 +455,21 @@ def _choose_kv_and_backend(
     notes.append(f"FP8 KV cache ({kv}) on {gpu.name} ({gpu.sm}, {gpu.arch}) with {backend}"
                  + (" (MLA)" if mla else ""))
     return kv, backend
+
+
+def _check_backend_reads_fp8(backend: str, gpu: GpuInfo) -> None:
+    span = FP8_BACKEND_CAPABILITY.get(backend)
+    if span is None:
+        raise UnsupportedServeConfig(
+            f"attention backend {backend} has no FP8 KV cache support agentkit knows of "
+            f"(known: {', '.join(FP8_BACKEND_CAPABILITY)}); use --no-fp8 with it"
+        )
+    low, high = span
+    if not low <= gpu.capability <= high:
+        raise UnsupportedServeConfig(
+            f"{backend} reads an FP8 KV cache only on compute capability {low[0]}.{low[1]} to {high[0]}.{high[1]}; "
+            f"{gpu.name} is {gpu.capability[0]}.{gpu.capability[1]}"
+        )
 
 
 def _mla_fp8(cfg: Mapping[str, Any], gpu: GpuInfo) -> tuple[str, str]:

@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
         # the server runs in its own process group and would otherwise outlive this command.
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, _interrupt)
-        console.print(f"[dim]starting vLLM (log: {server.log_path}) ...[/]")
+        console.print(f"[dim]starting vLLM{f' (log: {log})' if log else ''} ...[/]")
         started = time.monotonic()
         try:
             server.start()
@@ -135,5 +135,6 @@ def register(app: typer.Typer) -> None:
             code = server.stop()
             console.print(f"stopped (exit code {code})")
             return
-        err.print(f"[red]vLLM exited with code {code}[/]; last lines:\n{server.log_tail()}")
+        err.print(f"[red]vLLM exited with code {code}[/]; last lines of {server.log_path}:\n{server.log_tail()}")
+        server.stop()  # ends any worker process it left behind; the log is kept
         raise typer.Exit(code or 1)

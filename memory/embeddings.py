@@ -33,6 +33,21 @@ def packaged_model_dir() -> Path:
     )
 
 
+def _quietly(load: Any) -> Any:
+    """Run `load` without transformers' weight-loading progress bar (it would land in CLI output)."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover
+        return load()
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return load()
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
 class Embedder:
     """Embeds texts with a sentence-transformers model, loaded lazily on first use.
 
@@ -70,7 +85,7 @@ class Embedder:
                     os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 else:
                     source = self.name
-                self._model = SentenceTransformer(source, device="cpu")
+                self._model = _quietly(lambda: SentenceTransformer(source, device="cpu"))
                 getdim = getattr(self._model, "get_embedding_dimension", None) or getattr(
                     self._model, "get_sentence_embedding_dimension", None)
                 self._dim = int(getdim()) if getdim else None

@@ -306,6 +306,16 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
     report = LearnReport(tasks=len(batch))
     if not batch:
         return report
+    with notebook.learn_lock():
+        return _learn_step(notebook, batch, reward_fn, agent, analyst, report, success_at=success_at,
+                           merge_threshold=merge_threshold, max_retries=max_retries,
+                           analyst_settings=analyst_settings, baseline_results=baseline_results)
+
+
+def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: RewardFn, agent: AgentSource,
+                analyst: Model | str | None, report: LearnReport, *, success_at: float, merge_threshold: float,
+                max_retries: int, analyst_settings: GenerationSettings | None,
+                baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None) -> LearnReport:
     if analyst is None:
         if not isinstance(agent, Agent):
             raise ValueError("pass analyst= when agent is a factory function")

@@ -10,6 +10,7 @@ os.replace); the chromadb index beside it is derived from it and rebuilt wheneve
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -18,6 +19,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -172,6 +174,10 @@ def _subject_hash(note: Note) -> str:
     return hashlib.sha256(note.subject.encode()).hexdigest()[:16]
 
 
+class NotebookBusyError(RuntimeError):
+    """A learn step is already running on this notebook (in this or another process)."""
+
+
 class MistakeNotebook:
     """Notes from past mistakes, retrieved by cosine similarity between the task and each note's subject.
 
@@ -211,12 +217,31 @@ class MistakeNotebook:
                        threshold=threshold, top_k=top_k)
         backup = notebook.backup_file
         if backup.exists():
-            log.warning("rolling back an interrupted learn step on %s", file)
-            notebook.restore_bytes(backup.read_bytes() or None)  # empty backup: there was no file
-            backup.unlink()
+            try:
+                with notebook.learn_lock():  # held: a learn step is running in another process
+                    if backup.exists():
+                        log.warning("rolling back an interrupted learn step on %s", file)
+                        notebook.restore_bytes(backup.read_bytes() or None)  # empty: there was no file
+                        backup.unlink()
+            except NotebookBusyError:
+                log.info("a learn step is in progress on %s; opening it as it is", file)
         notebook.notes = notebook._read()
         notebook._sync_index()
         return notebook
+
+    @contextmanager
+    def learn_lock(self) -> Iterator[None]:
+        """Exclusive across processes for one learn step (released by the OS if the process dies)."""
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.file.with_name(self.file.name + ".lock"), "a+b") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise NotebookBusyError(f"another learn step is running on {self.file}") from None
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     @property
     def backup_file(self) -> Path:

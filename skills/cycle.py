@@ -18,6 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentkit.messages import Message
 from agentkit.skills import prompts
 from agentkit.skills.distill import (
     admission_refusal,
@@ -28,12 +29,9 @@ from agentkit.skills.distill import (
 )
 from agentkit.skills.select import parse_query, parse_ranking
 
-from agentkit.messages import Message
-
 if TYPE_CHECKING:
-    from agentkit.skills.library import Retrieved, SkillLibrary
-
     from agentkit.extensions import RunContext
+    from agentkit.skills.library import Retrieved, SkillLibrary
     from agentkit.trajectory import Trajectory
 
 EXTRAS_KEY = "skills"

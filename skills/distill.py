@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.skills import prompts
-from agentkit.skills.model import DistilledSkill
 from pydantic import ValidationError
 
 from agentkit.messages import Message
+from agentkit.skills import prompts
+from agentkit.skills.model import DistilledSkill
 from agentkit.trajectory import Trajectory
 
 MAX_OUTPUT_CHARS = 12_000

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from agentkit.memory.embeddings import Embedder
 from agentkit.memory.vectors import Hit, VectorStore
 
@@ -83,8 +84,9 @@ class SkillIndex:
         """The k nearest entries to an embedding, best first (score = cosine similarity)."""
         if k <= 0:
             return []
+        # A float32 array, not a list: chromadb validates lists element by element (~3 ms at 384 dims).
         result = self.store.collection.query(
-            query_embeddings=[np.asarray(vector, dtype=np.float32).reshape(-1).tolist()],
+            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
             n_results=k, include=["metadatas", "distances"],
         )
         ids = result["ids"][0]

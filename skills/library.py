@@ -11,6 +11,7 @@ can grow one library.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from agentkit.skills.cycle import SkillCycle, SkillSettings
 from agentkit.skills.index import HnswSettings, SkillIndex
 from agentkit.skills.model import Skill, SkillFormatError, check_name
@@ -29,9 +31,8 @@ from agentkit.skills.skillmd import META_FILE, find_skill_dirs, read_skill_dir, 
 from agentkit.skills.storage import LibraryFolder, default_library_path
 
 if TYPE_CHECKING:
-    from agentkit.memory.embeddings import Embedder
-
     from agentkit.extensions import RunContext
+    from agentkit.memory.embeddings import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ class SkillLibrary:
         self.cycle = SkillCycle(self)
         self._generation = folder.state().get("generation", 0)
         self._names: dict[str, str] = {}
+        self._cache: dict[Path, tuple[tuple[tuple[int, int, int], ...], Skill]] = {}
 
     @classmethod
     def open(
@@ -193,22 +195,35 @@ class SkillLibrary:
             if hit.score < min_score:
                 continue
             name = str(hit.metadata.get("name", ""))
-            path = self.folder.skills / name if name else self._path_of(hit.id)
+            path = self.folder.skills / name if name else self._path_of(hit.id, scan=False)
             try:
-                skill = read_skill_dir(path) if path is not None else None
+                skill = self._read_cached(path) if path is not None else None
             except (SkillFormatError, OSError):
                 skill = None
             if skill is None or skill.id != hit.id:
-                path = self._path_of(hit.id)
+                path = self._path_of(hit.id, scan=False)
                 skill = read_skill_dir(path) if path is not None else None
             if skill is None:
-                log.warning("index entry %s has no skill folder; run `agentkit skills stats` to resync", hit.id)
+                log.warning("index entry %s has no skill folder; `agentkit skills sync` rebuilds the index", hit.id)
                 continue
             found.append(Retrieved(skill, hit.score))
         if ucb_c > 0:
             total = int(self.folder.state().get("uses", 0))
             found.sort(key=lambda r: -(r.score + ucb_bonus(r.skill.utility, r.skill.use_count, total, ucb_c)))
         return found[:k]
+
+    def _read_cached(self, path: Path) -> Skill:
+        """A skill folder, parsed once per version of its files (keyed by inode, mtime and size)."""
+        key = tuple((st.st_ino, st.st_mtime_ns, st.st_size) for st in
+                    (os.stat(path / "SKILL.md"), os.stat(path / META_FILE)))
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1].model_copy(deep=True)
+        skill = read_skill_dir(path)
+        if len(self._cache) >= 4096:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[path] = (key, skill)
+        return skill.model_copy(deep=True)
 
     def search(self, text: str, k: int = 5) -> list[Retrieved]:
         """Skills for a free-text search (no relevance floor)."""
@@ -257,7 +272,7 @@ class SkillLibrary:
             return admission
 
     def add_many(self, skills: Sequence[Skill], embeddings: np.ndarray | None = None, batch: int = 256) -> int:
-        """Bulk insert without duplicate checks (imports, benchmarks); returns how many were added."""
+        """Bulk insert without duplicate checks and without fsync (loading many skills); returns the count."""
         added = 0
         for start in range(0, len(skills), batch):
             chunk = list(skills[start : start + batch])
@@ -269,7 +284,7 @@ class SkillLibrary:
                     if (self.folder.skills / skill.name).exists():
                         raise ValueError(f"a skill named {skill.name!r} already exists")
                 for skill in chunk:
-                    write_skill_dir(skill, self.folder.skills / skill.name)
+                    write_skill_dir(skill, self.folder.skills / skill.name, durable=False)
                 self.index.upsert([s.id for s in chunk], [s.index_text() for s in chunk], [s.name for s in chunk],
                                   embeddings=vectors)
                 self._changed()
@@ -324,19 +339,28 @@ class SkillLibrary:
             if excess <= 0:
                 return []
             keep = set(keep)
-            candidates = [s for s in self.skills() if s.id not in keep]
-            candidates.sort(key=lambda s: (s.utility, s.use_count, s.created_at))
-            retired = candidates[:excess]
+            ranked = []  # (utility, uses, created, folder, stats): only skill.json is read, for speed
+            for path in dirs:
+                try:
+                    meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue  # no statistics yet (a folder dropped in by hand): not retired blindly
+                if meta.get("id") in keep:
+                    continue
+                ranked.append((float(meta.get("utility", 0.5)), int(meta.get("use_count", 0)),
+                               float(meta.get("created_at", 0.0)), path.name, meta))
+            ranked.sort(key=lambda r: r[:4])
+            retired = []
             self.folder.retired.mkdir(exist_ok=True)
-            for skill in retired:
-                path = self._path_of(skill.id)
-                if path is not None:
-                    os.rename(path, self.folder.retired / f"{skill.name}-{skill.id}")
-                self.folder.log_admission({"status": "retired", "skill_id": skill.id, "name": skill.name,
+            for utility, uses, _, name, meta in ranked[:excess]:
+                skill_id = str(meta.get("id"))
+                os.rename(self.folder.skills / name, self.folder.retired / f"{name}-{skill_id}")
+                retired.append(read_skill_dir(self.folder.retired / f"{name}-{skill_id}"))
+                self.folder.log_admission({"status": "retired", "skill_id": skill_id, "name": name,
                                            "reason": f"capacity {self.settings.capacity}: utility "
-                                                     f"{skill.utility:.3f}, {skill.use_count} uses"})
-            self.index.delete([s.id for s in retired])
+                                                     f"{utility:.3f}, {uses} uses"})
             if retired:
+                self.index.delete([s.id for s in retired])
                 self._changed()
             return retired
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from agentkit.skills.model import SKILL_SCHEMA_VERSION, NewerSchemaError, Skill, SkillFormatError, check_name
 
 SKILL_FILE = "SKILL.md"
@@ -123,11 +124,12 @@ def write_meta(skill: Skill, folder: str | os.PathLike[str]) -> None:
 
 
 def write_skill_dir(skill: Skill, folder: str | os.PathLike[str], *, copy_from: str | os.PathLike[str] | None = None,
-                    with_meta: bool = True) -> Path:
+                    with_meta: bool = True, durable: bool = True) -> Path:
     """Write a skill folder atomically: built beside the target, then renamed into place.
 
     `copy_from` is a source skill folder whose other files (scripts, references) are carried along.
-    An existing folder at the target is replaced as a whole.
+    An existing folder at the target is replaced as a whole. `durable=False` skips the fsyncs (bulk
+    loads): readers still never see a half-written folder, but a power cut may lose recent skills.
     """
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -141,7 +143,8 @@ def write_skill_dir(skill: Skill, folder: str | os.PathLike[str], *, copy_from: 
         (tmp / SKILL_FILE).write_text(render_skill_md(skill), encoding="utf-8")
         if with_meta:
             (tmp / META_FILE).write_text(json.dumps(_meta_of(skill), indent=1, sort_keys=True), encoding="utf-8")
-        _fsync_dir_files(tmp)
+        if durable:
+            _fsync_dir_files(tmp)
         if folder.exists():
             old = folder.parent / f".tmp-old-{folder.name}-{uuid.uuid4().hex[:8]}"
             os.rename(folder, old)
@@ -155,13 +158,14 @@ def write_skill_dir(skill: Skill, folder: str | os.PathLike[str], *, copy_from: 
     return folder
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
     """Write a file so readers see the old content or the new one, never a part."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
 
 

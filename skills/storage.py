@@ -126,7 +126,7 @@ class LibraryFolder:
         """Increase a counter in state.json (call with the lock held)."""
         state = self.state()
         state[key] = int(state.get(key, 0)) + by
-        atomic_write(self.state_file, json.dumps(state, sort_keys=True))
+        atomic_write(self.state_file, json.dumps(state, sort_keys=True), durable=False)  # counters: no fsync
         return state[key]
 
     def log_admission(self, entry: dict[str, Any]) -> None:
@@ -134,8 +134,6 @@ class LibraryFolder:
         line = json.dumps({"time": time.time(), **entry}, ensure_ascii=False, default=str) + "\n"
         with open(self.admissions, "a", encoding="utf-8") as f:
             f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
 
     def admission_log(self) -> list[dict[str, Any]]:
         if not self.admissions.exists():

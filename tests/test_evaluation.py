@@ -68,7 +68,7 @@ def test_reports_compare_configurations_and_drill_down(tmp_path: Path) -> None:
     again = EvalRun.model_validate(data["runs"][1])
     assert again.results[0].task_id == "t0" and again.results[0].phases == {"map": 1, "act": 2}
     md = paths["markdown"].read_text()
-    assert "| react | 4 | 1 |" in md and "| t3 | ✓ 1 / 2 /" in md
+    assert "| react | 4 | 100.0% |" in md and "| t3 | ✓ 1 / 2 /" in md
     page = paths["html"].read_text()
     assert page.startswith("<!doctype html>") and "<link" not in page and "src=" not in page  # self-contained
     assert "id='t-map-then-act-t3'" in page and "href='#t-react-t0'" in page

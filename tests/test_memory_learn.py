@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from agentkit.memory.embeddings import Embedder
-from agentkit.memory.learn import as_tasks, parse_json_object
-from agentkit.memory.notebook import MistakeNotebook, Note
-from agentkit.memory.sampling import best_of_n
 from memory_learn_fixtures import COUNT_SUBJECT, TASKS, agent_model, analyst_model, note_json, reward
 
 from agentkit import Agent
+from agentkit.memory.embeddings import Embedder
+from agentkit.memory.learn import as_tasks, parse_json_object
+from agentkit.memory.notebook import MistakeNotebook, Note, NotebookBusyError
+from agentkit.memory.sampling import best_of_n
 from agentkit.testing import FunctionModel, ScriptedModel
 
 FIXTURES = Path(__file__).with_name("memory_learn_fixtures.py")
@@ -170,6 +170,23 @@ def test_best_of_n_prefers_candidates_unlike_the_anti_patterns(tmp_path: Path, e
     # Without notes shown, the majority answer wins.
     result = best_of_n(Agent(ScriptedModel(["Paris", "Lyon", "paris."])), "Capital of France?", 3, book)
     assert result.answer == "Paris" and result.trajectory.extras["samples"]["anti_patterns"] == 0
+
+
+def test_a_running_step_is_not_rolled_back_by_another_opener(tmp_path: Path, embedder: Embedder) -> None:
+    book = open_book(tmp_path / "notes", embedder)
+    book.add(Note(subject=OTHER_SUBJECT, corrected_examples=["e"], correct_approach="a", mistake_summary="m",
+                  generalisable_strategy="s", anti_patterns=["x"]))
+    old = book.file.read_bytes()
+    with book.learn_lock():  # as during a learn step: backup written, new notes inserted
+        book.backup_file.write_bytes(old)
+        book.add(Note(subject=COUNT_SUBJECT, corrected_examples=["e"], correct_approach="a", mistake_summary="m",
+                      generalisable_strategy="s", anti_patterns=["x"]))
+        during = open_book(tmp_path / "notes", embedder)
+        assert len(during) == 2 and book.backup_file.exists()  # left alone: the step is live
+        with pytest.raises(NotebookBusyError, match="another learn step"):
+            during.learn(TASKS, reward, Agent(agent_model()), analyst=analyst_model())
+    after = open_book(tmp_path / "notes", embedder)  # the step died undecided: rolled back
+    assert len(after) == 1 and book.file.read_bytes() == old and not book.backup_file.exists()
 
 
 def _notes(data: bytes) -> list[dict]:

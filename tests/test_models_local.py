@@ -195,6 +195,17 @@ def test_weights_changed_in_place_invalidate_the_cache() -> None:
     assert second.logprobs == pytest.approx(ref, abs=1e-4)
 
 
+def test_a_module_in_training_mode_still_decodes_with_its_cache() -> None:
+    local = tiny_local_model(seed=5)
+    local.model.activation_checkpointing_enable()
+    local.model.train()
+    r = local.generate(CHAT, settings=settings(temperature=0, max_tokens=5)).tokens
+    assert local.model.training  # given back as it was
+    assert r is not None
+    local.model.eval()
+    assert r.completion_ids == greedy_reference(local, r.prompt_ids, len(r.completion_ids))
+
+
 def test_concurrent_calls_are_serialised(local: LocalModel) -> None:
     expected = local.generate(CHAT, settings=settings(temperature=0, max_tokens=5)).tokens
     results: list[list[int]] = []
@@ -245,6 +256,19 @@ def test_model_text_becomes_tool_calls_or_parse_errors(local: LocalModel) -> Non
     assert bad.parse_error and bad.content == raw and not bad.tool_calls
     plain = local._to_message("The answer is 3.", specs)
     assert plain.content == "The answer is 3." and not plain.tool_calls
+
+
+def test_generated_tool_call_text_is_re_rendered_exactly(local: LocalModel) -> None:
+    raw = 'Adding now.\n\n<tool_call>{"name":"add", "arguments":{"b":2,"a":1}}</tool_call>'
+    message = local._to_message(raw, [add.spec()])
+    local._remember_raw(message, raw)
+    assert message.tool_calls[0].arguments == {"a": 1, "b": 2}
+    conversation = [Message.user("1+2?"), message, Message.tool(message.tool_calls[0], "3")]
+    prompt = local.render_prompt(conversation, [add.spec()])
+    assert f"<|im_start|>assistant\n{raw}<|im_end|>" in prompt
+    other = Message.assistant("", [ToolCall(name="add", arguments={"a": 5, "b": 5})])  # not generated here
+    assert '<tool_call>{"name": "add", "arguments": {"a": 5, "b": 5}}</tool_call>' in local.render_prompt(
+        [Message.user("?"), other], [add.spec()])
 
 
 def test_agent_run_on_tiny_model_records_token_turns() -> None:

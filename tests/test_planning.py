@@ -20,6 +20,7 @@ from agentkit.planning import (
     ExplorationCache,
     MapThenActPlanner,
     environment_identity,
+    map_of,
 )
 from agentkit.testing import FunctionModel, ScriptedModel, call
 
@@ -95,6 +96,7 @@ def test_three_stages_are_labelled_turns_and_side_effects_are_refused(tmp_path: 
     assert "Environment priors" in system and "prices via price(item)" in system
     assert "Cognitive map" in system and "buy the apple" in system
     assert CognitiveMap.model_validate(t.extras["map"]).subgoals[0].tool == "buy"
+    assert map_of(t) is not None and "1. [ ] buy the apple" in map_of(t).render()
     assert t.planner == "map-then-act"
 
 
@@ -170,6 +172,13 @@ def test_budgets_bound_exploration_and_the_last_turns_offer_no_tools(tmp_path: P
     # Read-only tools only (list_items, price) are offered while exploring; none on closing turns.
     assert seen == [("explore", 2), ("explore", 2), ("explore", 0), ("map", 2), ("map", 0), ("act", 3)]
     assert len(t.extras["explore"]["calls"]) == 2 and len(t.extras["map_probes"]) == 1
+
+
+def test_looping_priors_are_tidied(tmp_path: Path) -> None:
+    looping = "\n\n".join(["- prices via price(item)"] * 50)
+    t = Agent(ScriptedModel([looping, MAP_JSON, "ok"]), Shop().tools,
+              planner=MapThenActPlanner(cache=tmp_path)).run("Buy?").trajectory
+    assert t.messages[0].content.count("prices via price(item)") == 1
 
 
 def test_no_read_only_tools_skips_exploration(tmp_path: Path) -> None:

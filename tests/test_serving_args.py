@@ -146,6 +146,15 @@ def test_fp8_kv_with_bf16_weights_for_rollouts() -> None:
     assert plan.kv_cache_dtype == "fp8" and "--quantization" not in plan.args
 
 
+def test_backend_override_is_checked_for_fp8() -> None:
+    slow = plan_serve(DSV2_LITE, L40S, "0.12.0", ServeOptions(model="dsv2", fp8=True, attention_backend="TRITON_MLA"))
+    assert (slow.kv_cache_dtype, slow.attention_backend) == ("fp8", "TRITON_MLA")  # the error message's advice
+    with pytest.raises(UnsupportedServeConfig, match=r"FLASH_ATTN reads an FP8 KV cache only on .*9\.0 to 9\.9"):
+        plan_serve(LLAMA3, L40S, "0.12.0", ServeOptions(model="llama", fp8=True, attention_backend="FLASH_ATTN"))
+    with pytest.raises(UnsupportedServeConfig, match="no FP8 KV cache support"):
+        plan_serve(DSV2_LITE, H100, "0.12.0", ServeOptions(model="d", fp8=True, attention_backend="FLASH_ATTN_MLA"))
+
+
 def test_overrides_of_parser_and_backend() -> None:
     plan = plan_serve(LLAMA3, H100, "0.12.0", ServeOptions(model="llama", tool_parser="pythonic",
                                                            attention_backend="FLASHINFER"))

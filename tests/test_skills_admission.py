@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from agentkit.messages import Message, ToolCall
 from agentkit.skills.distill import (
     MAX_OUTPUT_CHARS,
     admission_refusal,
@@ -12,8 +14,6 @@ from agentkit.skills.distill import (
     parse_distilled,
     run_digest,
 )
-
-from agentkit.messages import Message, ToolCall
 from agentkit.trajectory import Trajectory
 
 GOOD = {

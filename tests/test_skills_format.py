@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from agentkit.skills.model import NewerSchemaError, Skill, SkillFormatError, check_name, slugify
 from agentkit.skills.skillmd import (
     find_skill_dirs,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from agentkit.skills import NewerSchemaError, Skill, SkillLibrary
 from agentkit.skills.skillmd import find_skill_dirs, write_skill_dir
 
@@ -255,3 +256,17 @@ def test_two_processes_adding_at_once_lose_nothing(tmp_path):
     assert fresh.index.count() == 30
     assert sorted(fresh.index.names().values()) == sorted(names)
     assert fresh.get("own-a-0").use_count == 12 and fresh.get("own-b-0").use_count == 12
+
+
+def test_optional_ucb_bonus_reorders_candidates_above_the_floor(tmp_path):
+    e = np.eye(384, dtype=np.float32)
+    query = e[0]
+    close = (e[0] + 0.5 * e[1]) / np.linalg.norm(e[0] + 0.5 * e[1])  # cosine 0.894
+    useful = (e[0] + 0.75 * e[2]) / np.linalg.norm(e[0] + 0.75 * e[2])  # cosine 0.8
+    library = SkillLibrary.open(tmp_path / "lib")
+    library.add(Skill(name="close", description="c", utility=0.2, use_count=10), embedding=close)
+    library.add(Skill(name="useful", description="u", utility=0.9, use_count=10), embedding=useful)
+    assert [r.skill.name for r in library.retrieve(query)] == ["close", "useful"]  # pure similarity (Skill1)
+    ranked = library.retrieve(query, ucb_c=0.5)
+    assert [r.skill.name for r in ranked] == ["useful", "close"]
+    assert ranked[0].score == pytest.approx(0.8, abs=1e-3)  # the score stays the similarity

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from agentkit.skills.select import ema, ndcg, parse_query, parse_ranking, ucb_bonus
 from hypothesis import given
 from hypothesis import strategies as st
+
+from agentkit.skills.select import ema, ndcg, parse_query, parse_ranking, ucb_bonus
 
 NAMES = ["sql-count-rows-per-group", "sql-join-related-tables", "sql-top-n-by-value"]
 

@@ -6,15 +6,15 @@ import math
 
 import pytest
 import torch
+
+from agentkit.messages import Message
+from agentkit.models.protocol import TokenRecord
 from agentkit.training.advantages import group_advantages, ndcg, skill1_rewards, zero_variance_groups
 from agentkit.training.config import TrainConfig
 from agentkit.training.credit import assign_credit
 from agentkit.training.logprobs import naive_logprobs, selected_logprobs
 from agentkit.training.losses import kl_k3, ppo_clip_loss, sdar_loss, token_mean
 from agentkit.training.sequences import MissingTokensError, build_sequences, collate, phase_labels
-
-from agentkit.messages import Message
-from agentkit.models.protocol import TokenRecord
 from agentkit.trajectory import Trajectory
 
 torch.set_num_threads(1)

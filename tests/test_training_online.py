@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 from agentkit.environments.base import StepResult, Task
 from agentkit.messages import Message, ToolCall
 from agentkit.models.tiny import tiny_llama, tiny_local_model
-from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl
 from agentkit.training.config import LoraConfig, TrainConfig
 from agentkit.training.rollout import LocalRollout, RolloutEngine, sample_completions
 from agentkit.training.trainer import Trainer
+from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl
 
 torch.set_num_threads(1)
 
@@ -50,7 +50,8 @@ class LengthEnv:
         return "length"
 
     def tasks(self) -> list[Task]:
-        return [Task(id=f"t{i}", prompt=f"Say something about {w}.") for i, w in enumerate(["cats", "rain", "tea", "snow"])]
+        words = ["cats", "rain", "tea", "snow"]
+        return [Task(id=f"t{i}", prompt=f"Say something about {w}.") for i, w in enumerate(words)]
 
     def reset(self, task: Task) -> LengthEpisode:
         return LengthEpisode(task)

@@ -10,12 +10,12 @@ import torch
 
 from agentkit.messages import Message
 from agentkit.models.tiny import tiny_llama
-from agentkit.trajectory import Trajectory, append_jsonl
 from agentkit.training.config import LoraConfig, TrainConfig
 from agentkit.training.logprobs import naive_logprobs, sequence_logprobs
 from agentkit.training.rollout import sample_completions
 from agentkit.training.sequences import build_sequences, collate
 from agentkit.training.trainer import Trainer
+from agentkit.trajectory import Trajectory, append_jsonl
 
 torch.set_num_threads(1)
 
@@ -70,6 +70,27 @@ def test_logged_logprobs_equal_training_forward(data: list[Trajectory]) -> None:
     assert torch.allclose(lp, batch.old_logprobs, atol=1e-4)  # rollout and trainer see the same tokens
 
 
+def test_shared_prompt_forward_equals_plain(data: list[Trajectory]) -> None:
+    model, _ = tiny_llama(seed=0)
+    seqs = build_sequences(data[:12])
+    seqs[5].input_ids = seqs[5].input_ids + [7, 8]  # a longer row in a group: padding inside the suffix pass
+    seqs[5].loss_mask = seqs[5].loss_mask + [1, 0]
+    seqs[5].old_logprobs += [0.0, 0.0]
+    seqs[5].temperatures += [1.0, 1.0]
+    seqs[5].turn_ids += [0, -1]
+    batch = collate(seqs, pad_id=2)
+    params = [p for p in model.parameters()]
+    results = []
+    for share in (False, True):
+        lp, ent = sequence_logprobs(model, batch, chunk=7, with_entropy=True, share_prompts=share)
+        grads = torch.autograd.grad((lp * torch.linspace(-1, 1, lp.numel())).sum() + ent.mean(), params)
+        results.append((lp.detach(), ent.detach(), grads))
+    assert torch.allclose(results[0][0], results[1][0], atol=1e-5)
+    assert torch.allclose(results[0][1], results[1][1], atol=1e-5)
+    for a, b in zip(results[0][2], results[1][2], strict=True):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
 def test_offline_grpo_lora_run(data: list[Trajectory], tmp_path: Path) -> None:
     model, tok = tiny_llama(seed=0)
     trainer = Trainer(model, cfg(kl_coef=0.01, entropy_coef=0.001), tokenizer=tok, out_dir=tmp_path)
@@ -99,7 +120,11 @@ def test_gradient_accumulation_matches_one_big_batch(data: list[Trajectory], tmp
                                      kl_coef=0.01, entropy_coef=0.01, max_grad_norm=1e9),
                           tokenizer=tok, out_dir=tmp_path / f"m{micro}")
         grads: list[torch.Tensor] = []
-        trainer.optimizer.step = lambda: grads.extend(p.grad.clone() for p in trainer.params)  # capture, no update
+
+        def capture(grads: list[torch.Tensor] = grads, params: list = trainer.params) -> None:  # no update
+            grads.extend(p.grad.clone() for p in params)
+
+        trainer.optimizer.step = capture
         rec = trainer.train_on(data[:8])
         results.append((rec["loss"], rec["kl"], grads))
     assert results[0][0] == pytest.approx(results[1][0], abs=1e-6)

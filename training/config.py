@@ -117,6 +117,10 @@ class TrainConfig(BaseModel):
     logprob_chunk: int = 1024
     """Tokens per chunk in the fused log-prob (never a full-vocabulary float32 tensor for the batch)."""
     gradient_checkpointing: bool = False
+    share_prompts: bool = True
+    """Run a prompt shared by several sequences (a task's G samples) through the model once per
+    micro-batch and continue from its KV cache; same result, less compute. Off with gradient
+    checkpointing (which cannot keep a cache)."""
 
     # -- precision, seed ------------------------------------------------------------------------
     dtype: Literal["auto", "fp32", "bf16"] = "auto"

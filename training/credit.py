@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from agentkit.training.advantages import clipped, group_advantages, skill1_rewards, zero_variance_groups
 from agentkit.training.config import TrainConfig
 from agentkit.training.sequences import TokenSequence
-
 from agentkit.trajectory import Trajectory
 
 

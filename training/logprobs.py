@@ -93,7 +93,8 @@ def selected_logprobs(
     if not torch.is_tensor(temperatures):
         temperatures = torch.full((hidden.shape[0],), float(temperatures), device=hidden.device)
     inv_temp = (1.0 / temperatures.float()).to(hidden.device)
-    return SelectedLogProbs.apply(hidden, weight, targets, inv_temp, max(1, int(chunk)), with_entropy)
+    with torch.autocast(hidden.device.type, enabled=False):  # log-probs in fp32 even under bf16 autocast
+        return SelectedLogProbs.apply(hidden, weight, targets, inv_temp, max(1, int(chunk)), with_entropy)
 
 
 def naive_logprobs(
@@ -128,13 +129,22 @@ def _fused_ok(model: nn.Module, head: nn.Module) -> bool:
 
 
 def sequence_logprobs(
-    model: nn.Module, batch: PackedBatch, *, chunk: int = 256, with_entropy: bool = False
+    model: nn.Module, batch: PackedBatch, *, chunk: int = 256, with_entropy: bool = False,
+    share_prompts: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Log-probs and entropies of a batch's generated tokens under `model` (flat [N] tensors)."""
+    """Log-probs and entropies of a batch's generated tokens under `model` (flat [N] tensors).
+
+    With `share_prompts`, rows whose first prompt is identical (the G samples of one task) run that
+    prompt through the model once and continue from its KV cache (gradients flow through the cache),
+    which saves (G − 1) prompt forwards and backwards per group.
+    """
     decoder, head = causal_lm_parts(model)
-    out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
-    hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
-    h = hidden[batch.rows, batch.cols]
+    if share_prompts and batch.prompt_lens is not None:
+        h = _shared_prompt_hidden(decoder, batch)
+    else:
+        out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
+        hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
+        h = hidden[batch.rows, batch.cols]
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     if _fused_ok(base, head):
         return selected_logprobs(h, head.weight, batch.targets, batch.temperatures, chunk=chunk,
@@ -154,3 +164,45 @@ def _head_logits(model: nn.Module, head: nn.Module, h: torch.Tensor) -> torch.Te
     if cap:
         logits = torch.tanh(logits / cap) * cap
     return logits
+
+
+def _shared_prompt_hidden(decoder: nn.Module, batch: PackedBatch) -> torch.Tensor:
+    """Hidden states at the generated positions, each distinct prompt computed once.
+
+    A group's shared prefix is its prompt minus the last prompt token, so every prediction (the first
+    generated token's included) comes from the suffix pass: prefix once → cache repeated per row →
+    suffix rows (last prompt token + the rest, right-padded) at positions L, L+1, ...
+    """
+    from transformers import DynamicCache
+
+    assert batch.prompt_lens is not None
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for b in range(batch.input_ids.shape[0]):
+        n_prefix = int(batch.prompt_lens[b]) - 1
+        groups.setdefault(tuple(batch.input_ids[b, :n_prefix].tolist()), []).append(b)
+    pieces: list[torch.Tensor] = []
+    order: list[torch.Tensor] = []
+    rows_all = batch.rows
+    for prefix, rows in groups.items():
+        n = len(prefix)
+        rows_t = torch.tensor(rows, device=batch.input_ids.device)
+        width = int(batch.attention_mask[rows_t].sum(1).max())
+        cache = None
+        if n > 0:
+            cache = DynamicCache(config=getattr(decoder, "config", None))
+            decoder(input_ids=batch.input_ids[rows_t[:1], :n], past_key_values=cache, use_cache=True)
+            for layer in cache.layers:
+                layer.batch_repeat_interleave(len(rows))
+        suffix = batch.input_ids[rows_t, n:width]
+        attn = batch.attention_mask[rows_t, :width]
+        positions = torch.arange(n, width, device=suffix.device).expand(len(rows), -1)
+        out = decoder(input_ids=suffix, attention_mask=attn, position_ids=positions, past_key_values=cache,
+                      use_cache=cache is not None)
+        hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
+        local_row = torch.full((int(rows_all.max()) + 1,), -1, dtype=torch.long, device=suffix.device)
+        local_row[rows_t] = torch.arange(len(rows), device=suffix.device)
+        token_idx = torch.nonzero(torch.isin(rows_all, rows_t)).squeeze(1)
+        pieces.append(hidden[local_row[rows_all[token_idx]], batch.cols[token_idx] - n])
+        order.append(token_idx)
+    h = torch.cat(pieces)
+    return h[torch.argsort(torch.cat(order))]

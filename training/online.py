@@ -12,9 +12,9 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentkit.training import distributed as dist
 from agentkit.training.credit import group_id, informative_groups
 from agentkit.training.rollout import LocalRollout
-
 from agentkit.trajectory import Trajectory, append_jsonl
 
 if TYPE_CHECKING:
@@ -25,11 +25,10 @@ log = logging.getLogger(__name__)
 
 def fit_online(trainer: Trainer, env: Any, tasks: Sequence[Any] | None = None) -> dict[str, Any]:
     """Run online training until `max_steps`; returns the last metrics record."""
-    from agentkit.training.trainer import _permutation, _progress
-
     from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
     from agentkit.environments.base import run_episode
     from agentkit.models.protocol import GenerationSettings
+    from agentkit.training.trainer import _permutation, _progress
 
     cfg = trainer.config
     if trainer.rollout is None:
@@ -61,11 +60,13 @@ def fit_online(trainer: Trainer, env: Any, tasks: Sequence[Any] | None = None) -
             trainer.position = {"epoch": trainer.position["epoch"], "cursor": cursor + len(take)}
             trainer.policy.eval()
             batch: list[Trajectory] = []
-            for task in take:
+            for task in take[dist.rank() :: dist.world_size()]:  # each process rolls out its share
                 for _ in range(cfg.group_size):
-                    traj = run_episode(make_agent, env, task, metadata={"train_step": trainer.step})
+                    batch.append(run_episode(make_agent, env, task, metadata={"train_step": trainer.step}))
+            batch = dist.gather_objects(batch)
+            if dist.is_main():
+                for traj in batch:
                     append_jsonl(rollouts_path, traj)
-                    batch.append(traj)
             last = train_rollouts(trainer, batch)
             engine.sync(trainer.policy, trainer.step)
             advance(trainer.step, last)

@@ -80,18 +80,24 @@ def sample_completions(
     if temperature <= 0:
         raise ValueError("sampling needs temperature > 0")
     device = next(module.parameters()).device
-    rows = [list(p) for p in prompts for _ in range(n)]
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long, device=device)
+    unique = [list(p) for p in prompts]
+    rows = [p for p in unique for _ in range(n)]
+    width = max(len(r) for r in unique)
+    ids = torch.full((len(unique), width), pad_id, dtype=torch.long, device=device)
     attn = torch.zeros_like(ids)
-    for i, r in enumerate(rows):  # left padding: every row's next token goes in the same column
+    for i, r in enumerate(unique):  # left padding: every row's next token goes in the same column
         ids[i, width - len(r):] = torch.tensor(r, device=device)
         attn[i, width - len(r):] = 1
     positions = (attn.cumsum(-1) - 1).clamp_min(0)
     cache = DynamicCache(config=getattr(module, "config", None))
+    # Prefill each prompt once, then copy its cache for its n samples.
     out = module(input_ids=ids, attention_mask=attn, position_ids=positions, past_key_values=cache, use_cache=True,
                  logits_to_keep=1)
-    logits = out.logits[:, -1, :]
+    for layer in cache.layers:
+        layer.batch_repeat_interleave(n)
+    logits = out.logits[:, -1, :].repeat_interleave(n, dim=0)
+    attn = attn.repeat_interleave(n, dim=0)
+    positions = positions.repeat_interleave(n, dim=0)
     stops = torch.tensor(sorted(set(stop_ids)), dtype=torch.long, device=device)
     done = torch.zeros(len(rows), dtype=torch.bool, device=device)
     tokens: list[torch.Tensor] = []

@@ -139,6 +139,8 @@ class PackedBatch:
     temperatures: torch.Tensor
     seq_of_token: torch.Tensor
     values: dict[str, torch.Tensor]
+    prompt_lens: torch.Tensor | None = None
+    """Per row: the position of its first generated token (the length of its first prompt)."""
 
     @property
     def n_tokens(self) -> int:
@@ -149,6 +151,7 @@ class PackedBatch:
             **{k: getattr(self, k).to(device) for k in ("input_ids", "attention_mask", "rows", "cols", "targets",
                                                        "old_logprobs", "temperatures", "seq_of_token")},
             values={k: v.to(device) for k, v in self.values.items()},
+            prompt_lens=self.prompt_lens,
         )
 
 
@@ -205,4 +208,6 @@ def collate(
         temperatures=torch.tensor(temps, dtype=torch.float32),
         seq_of_token=seq_of_token,
         values=values,
+        prompt_lens=torch.tensor([len(p) + s.loss_mask.index(1) for p, s in zip(prefixes, sequences, strict=True)],
+                                 dtype=torch.long),
     )

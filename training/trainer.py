@@ -24,15 +24,16 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
+
 from agentkit.training import checkpoint as ckpt
+from agentkit.training import distributed as dist
 from agentkit.training.config import TrainConfig
 from agentkit.training.credit import assign_credit, group_id, informative_groups, privileged_context
 from agentkit.training.logprobs import sequence_logprobs
 from agentkit.training.losses import kl_k3, ppo_clip_loss, sdar_loss, token_mean
 from agentkit.training.metrics import MetricsLog
 from agentkit.training.sequences import MissingTokensError, PackedBatch, build_sequences, collate
-from torch import nn
-
 from agentkit.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,9 @@ class Trainer:
         cfg = self.config
         self.local, self.module, self.tokenizer = _resolve_model(model, tokenizer)
         self.out_dir = Path(out_dir)
+        device = dist.setup()
+        if device is not None:
+            self.module.to(device)
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         if cfg.lora.enabled:
@@ -77,10 +81,13 @@ class Trainer:
                                            foreach=self.device.type == "cuda")
         warm = max(0, cfg.warmup_steps)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: min(1.0, (s + 1) / (warm + 1)))
+        if dist.active():  # same initial weights everywhere (seeded above); different rollout samples per process
+            torch.manual_seed(cfg.seed + 1000 * dist.rank())
         self._frozen_ref: nn.Module | None = None
         if cfg.kl_coef > 0 and not cfg.lora.enabled:
             self._frozen_ref = copy.deepcopy(self.module).eval().requires_grad_(False)
         self.amp_dtype = _amp_dtype(cfg.dtype, self.device)
+        self._share_prompts = cfg.share_prompts and not cfg.gradient_checkpointing
         self.pad_id = _pad_id(self.tokenizer)
         self.rollout = rollout
         self.step = 0
@@ -98,10 +105,11 @@ class Trainer:
         """
         if resume:
             self.resume(None if resume is True else resume)
-        self.metrics = MetricsLog(self.out_dir, tensorboard=self.config.tensorboard,
-                                  wandb_project=self.config.wandb_project,
-                                  resume_step=self.step if resume else None,
-                                  run_config=self.config.model_dump(mode="json"))
+        if dist.is_main():
+            self.metrics = MetricsLog(self.out_dir, tensorboard=self.config.tensorboard,
+                                      wandb_project=self.config.wandb_project,
+                                      resume_step=self.step if resume else None,
+                                      run_config=self.config.model_dump(mode="json"))
         try:
             if hasattr(source, "reset") and hasattr(source, "tasks"):
                 from agentkit.training.online import fit_online
@@ -110,7 +118,8 @@ class Trainer:
             else:
                 last = self._fit_offline(_load_trajectories(source))
         finally:
-            self.metrics.close()
+            if self.metrics is not None:
+                self.metrics.close()
         return {"steps": self.step, **self.counters, "last": last}
 
     def train_on(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
@@ -124,15 +133,19 @@ class Trainer:
         prefixes: list[list[int]] | None = None
         if cfg.algo == "sdar":
             prefixes = self._sdar_prefixes(trajectories, seqs)
-        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        # Same prompts next to each other (they share a forward pass), then by length (less padding).
+        order = sorted(range(len(seqs)), key=lambda i: (_first_prompt(seqs[i]), len(seqs[i])))
+        order = order[dist.rank() :: dist.world_size()]
         micro = [order[i : i + cfg.micro_batch_size] for i in range(0, len(order), cfg.micro_batch_size)]
         batches = [collate([seqs[i] for i in m], pad_id=self.pad_id).to(self.device) for m in micro]
         denom = {tr.name: sum(float(b.values[f"mask:{tr.name}"].sum()) for b in batches) for tr in tracks}
         denom["all"] = float(sum(b.n_tokens for b in batches))
+        if prefixes is not None:
+            denom["sdar"] = sum(float(seqs[i].n_generated) for i in order if prefixes[i])
+        denom = dict(zip(denom, dist.sum_floats(list(denom.values()), self.device), strict=True))
         ref_lp = self._no_grad_logprobs(batches, reference=True) if cfg.kl_coef > 0 else None
         teacher_lp = None
         if prefixes is not None:
-            denom["sdar"] = sum(float(b.values["mask:sdar"].sum()) for b in batches)
             teacher_batches = [collate([seqs[i] for i in m], pad_id=self.pad_id,
                                        prefixes=[prefixes[i] for i in m]).to(self.device) for m in micro]
             teacher_lp = self._no_grad_logprobs(teacher_batches)
@@ -164,13 +177,18 @@ class Trainer:
         """Write a checkpoint of the current step (atomically)."""
         import yaml
 
+        self._last_saved = self.step
+        final = self.out_dir / f"{ckpt.CKPT_PREFIX}{self.step:06d}"
+        if not dist.is_main():
+            dist.barrier()
+            return final
         path = ckpt.save_checkpoint(
             self.out_dir, self.step, model=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
             state={"position": self.position, "counters": self.counters},
             config_yaml=yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False),
             tokenizer=self.tokenizer, keep=self.config.keep_checkpoints,
         )
-        self._last_saved = self.step
+        dist.barrier()
         return path
 
     # -- one optimiser step ---------------------------------------------------------------------
@@ -188,7 +206,8 @@ class Trainer:
         finite = True
         for k, b in enumerate(batches):
             with self._autocast():
-                logp, ent = sequence_logprobs(self.policy, b, chunk=cfg.logprob_chunk, with_entropy=True)
+                logp, ent = sequence_logprobs(self.policy, b, chunk=cfg.logprob_chunk, with_entropy=True,
+                                              share_prompts=self._share_prompts)
             old = old_lp[k] if old_lp is not None else logp.detach()
             ones = torch.ones_like(logp)
             loss = logp.new_zeros(())
@@ -222,8 +241,16 @@ class Trainer:
                 break
             loss.backward()
 
+        finite = dist.all_true(finite, self.device)
+        keys = sorted(k for k in sums if k != "ratio_max")
+        if dist.active():  # every process reports the same keys: missing ones (empty shard) are zeros
+            keys = sorted({f"{p}_{tr.name}" for tr in tracks for p in ("pg_loss", "clipped")} | {"loss", "entropy"}
+                          | ({"kl"} if ref_lp is not None else set())
+                          | ({"sdar_loss", "gate_sum", "gate_pos", "delta_sum"} if teacher_lp is not None else set()))
+        sums.update(zip(keys, dist.sum_floats([sums.get(k, 0.0) for k in keys], self.device), strict=True))
         grad_norm = float("nan")
         if finite:
+            dist.sum_gradients(self.params)
             grad_norm = float(torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm))
             finite = math.isfinite(grad_norm)
         self.step += 1
@@ -261,7 +288,8 @@ class Trainer:
             model = stack.enter_context(self._reference()) if reference else self.policy
             for b in batches:
                 with self._autocast():
-                    lp, _ = sequence_logprobs(model, b, chunk=self.config.logprob_chunk)
+                    lp, _ = sequence_logprobs(model, b, chunk=self.config.logprob_chunk,
+                                              share_prompts=self._share_prompts)
                 out.append(lp.detach())
         return out
 
@@ -341,8 +369,8 @@ class Trainer:
         return last
 
     def _after_step(self, record: dict[str, Any]) -> None:
-        assert self.metrics is not None
-        self.metrics.write(record)
+        if self.metrics is not None:
+            self.metrics.write(record)
         every = self.config.save_every
         if every > 0 and self.step // every > self._last_saved // every:
             self.save()
@@ -366,6 +394,10 @@ def _resolve_model(model: Any, tokenizer: Any) -> tuple[Any, nn.Module, Any]:
             raise ValueError("a torch model needs its tokenizer: Trainer(model, config, tokenizer=tok)")
         return None, model, tokenizer
     raise TypeError(f"cannot train {type(model).__name__}: pass local:NAME, a LocalModel or a torch causal LM")
+
+
+def _first_prompt(seq: Any) -> tuple[int, ...]:
+    return tuple(seq.input_ids[: seq.loss_mask.index(1)])
 
 
 def _load_trajectories(source: Any) -> list[Trajectory]:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,15 +39,18 @@ from agentkit.toolcall_text import CLOSE_TAG, OPEN_TAG, parse_tool_calls, render
 EMBEDDED_NAMES = ("smollm2-135m", "smollm2", "default", "")
 TOOL_RESULT_PREFIX = "Tool result ({name}):\n"
 TOOL_ERROR_PREFIX = "Tool error ({name}):\n"
+RAW_TEXT_MEMORY = 512  # assistant messages whose generated text is remembered for exact re-rendering
 CHATML_FALLBACK = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
 
-def render_chat(messages: Sequence[Message], tools: ToolSpecs = (), *, text_tools: bool = True) -> list[dict[str, Any]]:
+def render_chat(messages: Sequence[Message], tools: ToolSpecs = (), *, text_tools: bool = True,
+                raw_text: Callable[[Message], str | None] | None = None) -> list[dict[str, Any]]:
     """Messages as chat-template dicts. With `text_tools`, tools go into the system prompt, assistant
-    tool calls become `<tool_call>` lines and tool results become user turns with a clear prefix."""
+    tool calls become `<tool_call>` lines and tool results become user turns with a clear prefix.
+    `raw_text` may return the exact text a model generated for an assistant message, used instead."""
     out: list[dict[str, Any]] = []
     tool_section = render_tools(list(tools)) if tools and text_tools else ""
     for msg in messages:
@@ -54,7 +59,10 @@ def render_chat(messages: Sequence[Message], tools: ToolSpecs = (), *, text_tool
             tool_section = ""
             out.append({"role": "system", "content": content.strip()})
         elif msg.role == "assistant":
-            if text_tools:
+            raw = raw_text(msg) if raw_text is not None else None
+            if raw is not None:
+                out.append({"role": "assistant", "content": raw})
+            elif text_tools:
                 lines = [msg.content] if msg.content else []
                 lines += [f"{OPEN_TAG}{json.dumps({'name': c.name, 'arguments': c.arguments})}{CLOSE_TAG}"
                           for c in msg.tool_calls]
@@ -89,7 +97,7 @@ class _CacheState:
     cached_ids: list[int]
     ids: list[int]
     text: str
-    fingerprint: tuple[int, int]
+    fingerprint: tuple[int, int, int]
 
 
 class LocalModel:
@@ -128,6 +136,7 @@ class LocalModel:
         self._lock = threading.RLock()
         self._state: _CacheState | None = None
         self._stop_ids = self._find_stop_ids()
+        self._raw_texts: OrderedDict[str, str] = OrderedDict()
 
     # -- loading ----------------------------------------------------------------------------------
     @classmethod
@@ -193,6 +202,7 @@ class LocalModel:
                     prompt_ids, completion_ids, logprobs, text, finish, temperature = item
         completion_text = self._detok(completion_ids)
         message = self._to_message(text, tools)
+        self._remember_raw(message, text)
         tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids, logprobs=logprobs,
                              temperature=temperature, prompt_text=prompt_text, completion_text=completion_text)
         usage = Usage(input_tokens=len(prompt_ids), output_tokens=len(completion_ids), calls=1)
@@ -200,7 +210,7 @@ class LocalModel:
 
     def render_prompt(self, messages: Sequence[Message], tools: ToolSpecs = ()) -> str:
         """The exact prompt text the model sees for these messages and tools."""
-        chat = render_chat(messages, tools, text_tools=self.text_tools)
+        chat = render_chat(messages, tools, text_tools=self.text_tools, raw_text=self._raw_text)
         kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": True}
         if tools and not self.text_tools:
             kwargs["tools"] = list(tools)
@@ -239,8 +249,11 @@ class LocalModel:
         emitted, text, finish, cut_by_string = 0, "", "length", False
         self._state = None  # the cache is being extended: not reusable until the loop ends cleanly
         # (`_state` then records what was generated so the next prompt continues these exact ids)
-        with torch.inference_mode(), self._autocast():
+        with torch.inference_mode(), self._autocast(), _eval_mode(self.model):
             logits = self._forward(new_ids, cache)
+            if cache.get_seq_length() != len(prompt_ids):
+                raise RuntimeError(f"the model did not fill its KV cache ({cache.get_seq_length()} of "
+                                   f"{len(prompt_ids)} positions); it cannot be used with LocalModel")
             for _ in range(max(max_tokens, 0)):
                 logp = torch.log_softmax(logits if greedy else logits / record_temp, dim=-1)
                 if greedy:
@@ -308,6 +321,26 @@ class LocalModel:
         return out.logits[0, -1].float()
 
     # -- helpers ----------------------------------------------------------------------------------
+    @staticmethod
+    def _message_key(message: Message) -> str:
+        return json.dumps([message.content, [(c.name, c.arguments) for c in message.tool_calls]], sort_keys=True,
+                          default=str)
+
+    def _remember_raw(self, message: Message, text: str) -> None:
+        """Remember the generated text behind a parsed message, so that re-rendering the conversation
+        reproduces exactly what the model wrote (its completion ids then prefix the next prompt)."""
+        if not message.tool_calls or message.parse_error:
+            return  # the content already is the text
+        with self._lock:
+            self._raw_texts[self._message_key(message)] = text
+            while len(self._raw_texts) > RAW_TEXT_MEMORY:
+                self._raw_texts.popitem(last=False)
+
+    def _raw_text(self, message: Message) -> str | None:
+        if not message.tool_calls:
+            return None
+        return self._raw_texts.get(self._message_key(message))
+
     def _to_message(self, text: str, tools: ToolSpecs) -> Message:
         if not tools:
             return Message.assistant(text)
@@ -326,9 +359,11 @@ class LocalModel:
     def _device(self) -> Any:
         return next(self.model.parameters()).device
 
-    def _fingerprint(self) -> tuple[int, int]:
-        """Changes when the module is replaced or any weight is modified in place."""
-        return id(self.model), sum(p._version for p in self.model.parameters())
+    def _fingerprint(self) -> tuple[int, int, int]:
+        """Changes when the module is replaced, gains parameters (adapters) or any weight is modified
+        in place (every in-place tensor update bumps the tensor's version counter)."""
+        params = list(self.model.parameters())
+        return id(self.model), len(params), sum(p._version for p in params)
 
     def _autocast(self) -> Any:
         import contextlib
@@ -350,6 +385,20 @@ class LocalModel:
             if isinstance(tid, int) and tid != self.tokenizer.unk_token_id and tid >= 0:
                 ids.add(tid)
         return ids
+
+
+@contextmanager
+def _eval_mode(module: Any) -> Iterator[None]:
+    """Generate in eval mode (no dropout; gradient checkpointing would switch the KV cache off), and
+    give a module that was training back in training mode."""
+    was_training = module.training
+    if was_training:
+        module.eval()
+    try:
+        yield
+    finally:
+        if was_training:
+            module.train()
 
 
 class _IncrementalText:

@@ -24,6 +24,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import weakref
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
@@ -125,6 +126,11 @@ class VLLMAdmin:
         return json.loads(body)
 
 
+def _terminate_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+
+
 def _error_message(body: bytes) -> str:
     try:
         parsed = json.loads(body)
@@ -158,12 +164,12 @@ class VLLMServer:
         self.command = list(command) if command is not None else list(plan.args)
         self.env = {**os.environ, **plan.env, **(env or {})}
         self.startup_timeout = startup_timeout
-        if log_path is None:
-            handle, name = tempfile.mkstemp(prefix="agentkit-vllm-", suffix=".log")
-            os.close(handle)
-            log_path = name
-        self.log_path = Path(log_path)
+        self._temporary_log = log_path is None  # removed after a clean run, kept when the server failed
+        self.log_path: Path | None = Path(log_path) if log_path else None
+        self._started = False
+        self._group_ended = False
         self.process: subprocess.Popen[bytes] | None = None
+        self._finalizer: weakref.finalize | None = None
         self._log_file: Any = None
         self.admin = VLLMAdmin(plan.base_url, plan.api_key)
 
@@ -212,17 +218,25 @@ class VLLMServer:
         if shutil.which(executable) is None and not Path(executable).exists():
             hint = " (pip install 'agentkit[serve]')" if executable == "vllm" else ""
             raise ServerStartError(f"cannot start the server: {executable!r} not found{hint}")
+        if self.log_path is None or self._temporary_log:
+            handle, name = tempfile.mkstemp(prefix="agentkit-vllm-", suffix=".log")
+            os.close(handle)
+            self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             self.command, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=self.env, start_new_session=True,
         )
+        self._group_ended = False
+        # If this object is dropped or the interpreter exits without stop(), still end the server's group.
+        self._finalizer = weakref.finalize(self, _terminate_group, self.process.pid)
         try:
             self._wait_healthy()
         except BaseException:
             self.stop()
             raise
+        self._started = True
         return self
 
     def _wait_healthy(self) -> None:
@@ -259,7 +273,10 @@ class VLLMServer:
     def stop(self, grace: float = 30.0) -> int | None:
         """SIGTERM the whole process group, SIGKILL it after `grace` seconds; the exit code."""
         process = self.process
-        if process is not None and process.poll() is None:
+        if process is None or self._group_ended:
+            return None if process is None else process.returncode
+        exited_by_itself = process.poll() is not None
+        if process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
             try:
@@ -268,18 +285,24 @@ class VLLMServer:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
-        if process is not None:
-            # vLLM's engine core runs in child processes of the same group: end any straggler.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
+        # vLLM's engine core runs in child processes of the same group: end any straggler (once: the group
+        # id must not be signalled again after it could have been reused).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        self._group_ended = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
-        return None if process is None else process.returncode
+        if self._temporary_log and self._started and not exited_by_itself and self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
+        return process.returncode
 
     def log_tail(self, lines: int = 40) -> str:
         """The last lines the server wrote (stdout and stderr together)."""
-        if not self.log_path.exists():
+        if self.log_path is None or not self.log_path.exists():
             return "(no log)"
         if self._log_file is not None:
             self._log_file.flush()

@@ -65,7 +65,8 @@ def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
         kind = i % 4
         if kind == 0:
             city = rng.choice(CITIES)
-            q, tools, exp = f"What is the weather in {city} right now?", [WEATHER, STOCK], ("get_weather", {"city": [city]})
+            q, tools = f"What is the weather in {city} right now?", [WEATHER, STOCK]
+            exp = ("get_weather", {"city": [city]})
         elif kind == 1:
             amount = rng.choice([10, 25, 40, 100, 250, 500])
             (a, ca), (b, cb) = rng.sample(CURRENCIES, 2)
@@ -130,7 +131,8 @@ def evaluate(local: Any, tasks: list[dict[str, Any]], max_new: int, seed: int = 
     return {"mean_reward": sum(rs) / len(rs), "exact_rate": sum(r == 1.0 for r in rs) / len(rs), "samples": len(rs)}
 
 
-def train_one(algo: str, args: argparse.Namespace, train: list[dict], held: list[dict]) -> dict[str, Any]:
+def train_one(algo: str, args: argparse.Namespace, train: list[dict], held: list[dict],
+              before: dict[str, Any] | None = None) -> dict[str, Any]:
     from agentkit.models.local import LocalModel
     from agentkit.training.config import LoraConfig, TrainConfig
     from agentkit.training.metrics import MetricsLog
@@ -141,7 +143,9 @@ def train_one(algo: str, args: argparse.Namespace, train: list[dict], held: list
     torch.manual_seed(args.seed)
     local = LocalModel.load("smollm2-135m")
     out = Path(args.out) / algo
-    before = {"train": evaluate(local, train, args.max_new), "heldout": evaluate(local, held, args.max_new)}
+    ev_train = train[: args.eval_tasks]
+    if before is None:  # the same base model and evaluation seed: one "before" serves every algorithm
+        before = {"train": evaluate(local, ev_train, args.max_new), "heldout": evaluate(local, held, args.max_new)}
     print(f"[{algo}] before: {json.dumps(before)}", flush=True)
     config = TrainConfig(algo=algo, lr=args.lr, kl_coef=args.kl, max_steps=args.steps, micro_batch_size=8,
                          group_size=args.group, tasks_per_step=args.tasks_per_step, save_every=0, progress=False,
@@ -163,7 +167,7 @@ def train_one(algo: str, args: argparse.Namespace, train: list[dict], held: list
               f"gen {gen_s:.1f}s update {rec.get('time_s', 0):.1f}s", flush=True)
     trainer.metrics.close()
     train_minutes = (time.time() - start) / 60
-    after = {"train": evaluate(local, train, args.max_new), "heldout": evaluate(local, held, args.max_new)}
+    after = {"train": evaluate(local, ev_train, args.max_new), "heldout": evaluate(local, held, args.max_new)}
     print(f"[{algo}] after: {json.dumps(after)}", flush=True)
     png = plot_report(out)
     return {"algo": algo, "steps": trainer.step, "train_minutes": round(train_minutes, 2), "before": before,
@@ -179,26 +183,30 @@ def main() -> None:
     p.add_argument("--kl", type=float, default=0.0)
     p.add_argument("--group", type=int, default=4)
     p.add_argument("--tasks-per-step", type=int, default=4)
-    p.add_argument("--max-new", type=int, default=48)
+    p.add_argument("--max-new", type=int, default=40)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--eval-tasks", type=int, default=8, help="tasks scored before/after (train and held-out each)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", default="bench_out/learning")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     tasks = make_tasks(48, seed=7)
-    train, held = tasks[:32], tasks[32:]
-    results = [train_one(a, args, train, held) for a in (["grpo", "sdar"] if args.algo == "both" else [args.algo])]
+    train, held = tasks[:32], tasks[32 : 32 + args.eval_tasks]  # held-out: tasks never trained on
+    results: list[dict[str, Any]] = []
+    for algo in ["grpo", "sdar"] if args.algo == "both" else [args.algo]:
+        results.append(train_one(algo, args, train, held, results[0]["before"] if results else None))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"model": "SmolLM2-135M-Instruct (fp32, CPU)", "threads": args.threads, "argv": sys.argv[1:],
             "config": vars(args), "results": results}
     (out / "learning.json").write_text(json.dumps(meta, indent=2))
-    lines = ["| algo | steps | train min | train reward before → after | train exact | held-out reward | held-out exact |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| algo | steps | train min | train reward before → after | train exact | held-out reward "
+             "| held-out exact |", "|---|---|---|---|---|---|---|"]
     for r in results:
         b, a = r["before"], r["after"]
         lines.append(f"| {r['algo']} | {r['steps']} | {r['train_minutes']} | {b['train']['mean_reward']:.3f} → "
-                     f"{a['train']['mean_reward']:.3f} | {b['train']['exact_rate']:.3f} → {a['train']['exact_rate']:.3f} | "
+                     f"{a['train']['mean_reward']:.3f} | {b['train']['exact_rate']:.3f} → "
+                     f"{a['train']['exact_rate']:.3f} | "
                      f"{b['heldout']['mean_reward']:.3f} → {a['heldout']['mean_reward']:.3f} | "
                      f"{b['heldout']['exact_rate']:.3f} → {a['heldout']['exact_rate']:.3f} |")
     (out / "learning.md").write_text("\n".join(lines) + "\n")

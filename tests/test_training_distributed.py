@@ -1,0 +1,58 @@
+"""Data parallel under torchrun (2 CPU processes, gloo): the summed gradient equals one process's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+WORKER = textwrap.dedent(
+    """
+    import sys, torch
+    torch.set_num_threads(1)
+    sys.path.insert(0, {tests!r})
+    from test_training_trainer import sampled, cfg
+    from agentkit.models.tiny import tiny_llama
+    from agentkit.training import distributed as dist
+    from agentkit.training.config import LoraConfig
+    from agentkit.training.trainer import Trainer
+
+    model, tok = tiny_llama(seed=0)
+    data = sampled(model, tok)[:12]
+    model, tok = tiny_llama(seed=0)
+    trainer = Trainer(model, cfg(lora=LoraConfig(enabled=False), kl_coef=0.01, max_grad_norm=1e9, micro_batch_size=2),
+                      tokenizer=tok, out_dir={out!r})
+    grads = []
+    trainer.optimizer.step = lambda: grads.extend(p.grad.clone() for p in trainer.params)
+    record = trainer.train_on(data)
+    if dist.is_main():
+        torch.save({{"grads": grads, "loss": record["loss"], "kl": record["kl"],
+                    "world": dist.world_size()}}, {result!r})
+    """
+)
+
+
+@pytest.mark.slow
+def test_two_processes_match_one(tmp_path: Path) -> None:
+    tests = str(Path(__file__).parent)
+    results = {}
+    for procs in (1, 2):
+        script = tmp_path / f"worker{procs}.py"
+        result = tmp_path / f"result{procs}.pt"
+        script.write_text(WORKER.format(tests=tests, out=str(tmp_path / f"out{procs}"), result=str(result)))
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(procs), "--master_port",
+               str(29500 + procs), str(script)]
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        results[procs] = torch.load(result)
+    assert results[2]["world"] == 2 and results[1]["world"] == 1
+    assert results[1]["loss"] == pytest.approx(results[2]["loss"], abs=1e-6)
+    assert results[1]["kl"] == pytest.approx(results[2]["kl"], abs=1e-7)
+    for a, b in zip(results[1]["grads"], results[2]["grads"], strict=True):
+        assert torch.allclose(a, b, atol=1e-6, rtol=1e-4)
