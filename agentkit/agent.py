@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +70,9 @@ class Agent:
         settings: sampling settings for every call.
         log: a JSONL file each finished trajectory is appended to.
         max_retries: retries with exponential backoff on transient model errors.
+        samples: test-time scaling: `run` makes this many runs and returns the one chosen by the first
+            extension with a `choose(results) -> index` method (the mistake notebook steers away from
+            known anti-patterns), else the majority answer. Sample with a temperature above 0.
     """
 
     def __init__(
@@ -85,7 +89,10 @@ class Agent:
         settings: GenerationSettings | None = None,
         log: str | Path | None = None,
         max_retries: int = 3,
+        samples: int = 1,
     ) -> None:
+        if samples < 1:
+            raise ValueError("samples must be at least 1")
         self.model = resolve_model(model)
         self.tools = as_tools(tools)
         self.instructions = instructions
@@ -95,12 +102,22 @@ class Agent:
         self.settings = settings or GenerationSettings()
         self.log = Path(log) if log else None
         self.max_retries = max_retries
+        self.samples = samples
         self._runner = ToolRunner()
         self._specs = [t.spec() for t in self.tools.values()]
 
     # -- public API -------------------------------------------------------------------------------
     def run(self, task: str, **options: Any) -> RunResult:
         """Run one task to the end and return its result. Options as for `stream`."""
+        if self.samples == 1:
+            return self._run_once(task, **options)
+        results = [self._run_once(task, **options) for _ in range(self.samples)]
+        chooser = next((e for e in self.extensions if callable(getattr(e, "choose", None))), None)
+        if chooser is not None:
+            return results[chooser.choose(results)]
+        return majority(results)
+
+    def _run_once(self, task: str, **options: Any) -> RunResult:
         for event in self._run(task, streaming=False, **options):
             if isinstance(event, RunFinished):
                 return event.result
@@ -287,6 +304,15 @@ class Agent:
                     raise
                 time.sleep(delay)
                 delay *= 2
+
+
+def majority(results: Sequence[RunResult]) -> RunResult:
+    """The first run whose answer (whitespace- and case-normalised) is the most common one."""
+    norm = [" ".join(r.answer.split()).lower() if r.answer is not None else None for r in results]
+    votes = Counter(a for a in norm if a is not None)
+    if not votes:
+        return results[0]
+    return results[norm.index(votes.most_common(1)[0][0])]
 
 
 def _apply_reward(trajectory: Trajectory, value: float | Mapping[str, float]) -> None:

@@ -91,7 +91,11 @@ class RunContext:
 
 @runtime_checkable
 class Extension(Protocol):
-    """Plugs into every run: `before_run` may add context, `after_run` may learn from the outcome."""
+    """Plugs into every run: `before_run` may add context, `after_run` may learn from the outcome.
+
+    An extension may also define `choose(results: Sequence[RunResult]) -> int` to pick among the
+    runs of `Agent(..., samples=n)` (test-time scaling).
+    """
 
     name: str
 

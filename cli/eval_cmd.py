@@ -154,7 +154,12 @@ def register(app: typer.Typer) -> None:
         unknown = [p for p in planner if p not in PLANNERS]
         if unknown:
             raise typer.BadParameter(f"unknown --planner {', '.join(unknown)}; choose from {', '.join(PLANNERS)}")
-        environment = load_environment(env, tasks, db=db, game=game, seeds=seeds, answers=answers)
+        try:
+            environment = load_environment(env, tasks, db=db, game=game, seeds=seeds, answers=answers)
+        except (ValueError, OSError) as exc:  # bad task files, missing databases: say what is wrong
+            if isinstance(exc, typer.BadParameter):
+                raise
+            raise typer.BadParameter(f"cannot load the {env} tasks: {exc}") from exc
         todo = environment.tasks()
         if difficulty:
             todo = [t for t in todo if str(t.data.get("difficulty", "")) == difficulty]

@@ -225,6 +225,12 @@ class MistakeNotebook:
                         backup.unlink()
             except NotebookBusyError:
                 log.info("a learn step is in progress on %s; opening it as it is", file)
+        for stale in file.parent.glob(f".{file.name}.*.tmp"):  # left by a writer killed mid-write
+            try:
+                if time.time() - stale.stat().st_mtime > 600:
+                    stale.unlink()
+            except OSError:
+                pass
         notebook.notes = notebook._read()
         notebook._sync_index()
         return notebook

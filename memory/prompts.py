@@ -22,9 +22,11 @@ Task:
 What the agent did:
 {context}
 
-Name the subject of this failure in 10 to 50 words: the domain, the type of problem, and the method \
-that the task needs (for example: "SQL over a music store database; counting rows per group; needs \
-GROUP BY on the grouping key with COUNT and a join to get the group's name").
+Name the subject of this failure in 10 to 50 words: the kind of question in the words a user would \
+use, the domain, and the method that the task needs (for example: "Questions like how many tracks are \
+in each genre, over a music store database: counting rows per group needs GROUP BY on the grouping key \
+with COUNT and a join to get the group's name"). Notes are found by comparing new tasks with this \
+subject, so keep it close to how such tasks are phrased.
 
 Subjects already in use (reuse one of them EXACTLY, word for word, if this task is the same kind of \
 problem; otherwise write a new one):

@@ -83,10 +83,9 @@ def zygote(root: str, kills: int, seed_json: str) -> None:
     import torch
 
     torch.set_num_threads(1)  # no OpenMP pool in the parent, so forking is safe
+    from agentkit import Agent
     from agentkit.memory.embeddings import Embedder
     from agentkit.memory.notebook import MistakeNotebook
-
-    from agentkit import Agent
 
     embedder = Embedder.default()
     embedder.embed(["warm up"])

@@ -204,3 +204,19 @@ def test_unknown_planner_and_model_are_clear_errors() -> None:
         Agent("gpt-4o")
     with pytest.raises(ModelConfigError, match="unknown model backend"):
         Agent("foo:bar")
+
+
+def test_samples_majority_vote_and_chooser() -> None:
+    answers = iter(["Paris", "Lyon", "paris ", "Nice"])
+    agent = Agent(FunctionModel(lambda m, t: next(answers)), samples=3)
+    assert agent.run("capital?").answer == "Paris"
+
+    class PickLast(Instructions):
+        def choose(self, results) -> int:  # type: ignore[no-untyped-def]
+            return len(results) - 1
+
+    answers = iter(["a", "b"])
+    agent = Agent(FunctionModel(lambda m, t: next(answers)), samples=2, extensions=[PickLast("x")])
+    assert agent.run("t").answer == "b"
+    with pytest.raises(ValueError, match="samples"):
+        Agent(FunctionModel(lambda m, t: "x"), samples=0)

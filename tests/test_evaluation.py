@@ -107,6 +107,10 @@ def test_cli_eval_compares_planners_with_the_oracle(tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["eval", "--env", "tooluse", "--model", "oracle", "--planner", "recipe",
                                    "--out", str(tmp_path / "bad")])
     assert bad.exit_code != 0 and "needs --env sql" in bad.output
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n")
+    bad_file = CliRunner().invoke(app, ["eval", "--env", "tooluse", "--tasks", str(broken), "--model", "oracle"])
+    assert bad_file.exit_code == 2 and "cannot load the tooluse tasks" in bad_file.output
 
 
 def test_cli_eval_sql_oracle_is_perfect(tmp_path: Path) -> None:

@@ -70,3 +70,23 @@ def test_learn_rejects_bad_input_clearly(tmp_path: Path) -> None:
     assert result.exit_code != 0
     result = runner.invoke(app, ["notes", "learn", str(tmp_path / "t.jsonl"), "--reward", "nope"])
     assert result.exit_code == 2 and "--reward must be" in result.output
+
+
+def test_learn_with_the_sql_reward_on_chinook(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "c1", "question": "How many tracks are there?",
+                                 "sql": "SELECT COUNT(*) FROM Track"}) + "\n")
+    confirm = [{"tool": "confirm_answer", "arguments": {"sql": "SELECT COUNT(*) FROM Album"}},
+               {"tool": "confirm_answer", "arguments": {"sql": "SELECT COUNT(*) FROM Track"}}]
+    (tmp_path / "agent.json").write_text(json.dumps(confirm))  # wrong table first, right with the note
+    subject = ("Questions like how many tracks there are over the Chinook music store database: count the "
+               "rows of the one table the question names with SELECT COUNT(*)")
+    note = {"corrected_examples": ["How many tracks are there? SELECT COUNT(*) FROM Track"],
+            "correct_approach": "COUNT the table the question names.", "mistake_summary": "counted Album",
+            "generalisable_strategy": "match the table to the noun", "anti_patterns": ["counting another table"]}
+    (tmp_path / "analyst.json").write_text(json.dumps([json.dumps({"subject": subject}), json.dumps(note)]))
+    result = CliRunner().invoke(make_app(), [
+        "notes", "learn", str(tasks), "--reward", "sql", "--path", str(tmp_path / "notes"), "--threshold", "0.3",
+        "--model", f"script:{tmp_path / 'agent.json'}", "--analyst", f"script:{tmp_path / 'analyst.json'}"])
+    assert result.exit_code == 0, result.output
+    assert "W/T/L 1/0/0: accepted" in result.output and "success 0% → 100%" in result.output

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from agentkit.memory.embeddings import Embedder
-from agentkit.memory.notebook import NOTEBOOK_FORMAT, MistakeNotebook, Note
-from agentkit.memory.prompts import NOTES_INSTRUCTION, NOTES_TITLE
 from pydantic import ValidationError
 
 from agentkit import Agent
+from agentkit.memory.embeddings import Embedder
+from agentkit.memory.notebook import NOTEBOOK_FORMAT, MistakeNotebook, Note
+from agentkit.memory.prompts import NOTES_INSTRUCTION, NOTES_TITLE
 from agentkit.testing import ScriptedModel
 
 GENRE_SUBJECT = ("Counting how many tracks are in each genre of the music store database; "

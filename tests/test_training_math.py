@@ -195,6 +195,12 @@ def test_credit_tracks_per_algorithm() -> None:
     a = 0.5 / (math.sqrt(0.5) + 1e-6)  # two members: sample std of ±0.5 spread
     assert main.values["adv:answer"][0] == pytest.approx(a, rel=1e-5)
     assert seqs[3].values["adv:schema"][0] == pytest.approx(-a, rel=1e-5)
+    # both Dual-Track advantages are clipped to ±10 (here: Dr.GRPO scaling and a big reward gap)
+    traj_a.rewards = {"schema": 40.0, "answer": 3.0}
+    seqs = build_sequences(trajs)
+    assign_credit(trajs, seqs, TrainConfig(algo="dual-track", scale_adv_by_std=False))
+    assert seqs[0].values["adv:schema"][0] == 10.0 and seqs[3].values["adv:schema"][0] == -10.0
+    assert seqs[0].values["adv:answer"][0] == pytest.approx(1.5)
     # Skill1: rerank / distill / utilization tokens carry their own advantages
     for t, ranking in ((traj_a, ["a", "b"]), (traj_b, ["b", "a"])):
         t.turns[1].phase = "rerank"
