@@ -64,7 +64,8 @@ def test_parallel_tools_run_concurrently() -> None:
         time.sleep(seconds)
         return seconds
 
-    model = ScriptedModel([calls(("nap", {"seconds": 0.3}), ("nap", {"seconds": 0.3}), ("add", {"a": 1, "b": 1})), "ok"])
+    naps = calls(("nap", {"seconds": 0.3}), ("nap", {"seconds": 0.3}), ("add", {"a": 1, "b": 1}))
+    model = ScriptedModel([naps, "ok"])
     start = time.perf_counter()
     result = Agent(model, tools=[nap, add]).run("nap twice")
     assert time.perf_counter() - start < 0.55
