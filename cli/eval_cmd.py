@@ -157,8 +157,6 @@ def register(app: typer.Typer) -> None:
         try:
             environment = load_environment(env, tasks, db=db, game=game, seeds=seeds, answers=answers)
         except (ValueError, OSError) as exc:  # bad task files, missing databases: say what is wrong
-            if isinstance(exc, typer.BadParameter):
-                raise
             raise typer.BadParameter(f"cannot load the {env} tasks: {exc}") from exc
         todo = environment.tasks()
         if difficulty:

@@ -3,8 +3,8 @@
 The index holds one entry per skill (id, the text embedded, the skill's name) and can always be
 rebuilt from the folders. Two things chromadb leaves to us:
 
-- HNSW search breadth. chromadb's default `ef_search` (100 in 1.x) is kept unless told otherwise;
-  `ef_search` is set on open and `max_neighbors`/`ef_construction` when the collection is created.
+- HNSW settings. chromadb's defaults (ef_search 100, M 16, ef_construction 100) are kept unless
+  `HnswSettings` says otherwise; they are fixed when the collection is created (see `_configure`).
 - Freshness across processes. An embedded chromadb keeps its HNSW graph in memory and only replays
   other processes' writes from its log when it writes itself; `refresh()` issues a no-op delete,
   which makes it catch up. The library calls it when another process has changed the index.
@@ -40,21 +40,23 @@ class SkillIndex:
         self.location = location
         self.is_server = location.startswith(("http://", "https://"))
         self.store = VectorStore.open(location, collection, embedder)
-        if hnsw.max_neighbors or hnsw.ef_construction:
-            self._recreate_with(hnsw)
-        if hnsw.ef_search:
-            self.store.collection.modify(configuration={"hnsw": {"ef_search": int(hnsw.ef_search)}})
+        if hnsw.ef_search or hnsw.max_neighbors or hnsw.ef_construction:
+            self._configure(hnsw)
 
-    def _recreate_with(self, hnsw: HnswSettings) -> None:
-        """Build parameters apply only to a new collection: recreate it if it is still empty."""
+    def _configure(self, hnsw: HnswSettings) -> None:
+        """HNSW settings are fixed when the collection is created: a new (empty) collection is
+        recreated with them. On a filled one only `ef_search` can change, and chromadb 1.5 applies
+        the change when the index is next loaded (a new process), not to the one in memory."""
         collection = self.store.collection
         if collection.count() > 0:
+            if hnsw.ef_search:
+                collection.modify(configuration={"hnsw": {"ef_search": int(hnsw.ef_search)}})
             return
         config: dict[str, Any] = {"space": "cosine"}
-        if hnsw.max_neighbors:
-            config["max_neighbors"] = int(hnsw.max_neighbors)
-        if hnsw.ef_construction:
-            config["ef_construction"] = int(hnsw.ef_construction)
+        for key in ("ef_search", "max_neighbors", "ef_construction"):
+            value = getattr(hnsw, key)
+            if value:
+                config[key] = int(value)
         metadata = dict(collection.metadata or {})
         metadata = {k: v for k, v in metadata.items() if not k.startswith("hnsw:")}
         client = self.store.client

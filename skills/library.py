@@ -17,7 +17,6 @@ import os
 import shutil
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ import numpy as np
 
 from agentkit.skills.cycle import SkillCycle, SkillSettings
 from agentkit.skills.index import HnswSettings, SkillIndex
-from agentkit.skills.model import Skill, SkillFormatError, check_name
+from agentkit.skills.model import Admission, Retrieved, Skill, SkillFormatError, check_name
 from agentkit.skills.select import ema, ucb_bonus
 from agentkit.skills.skillmd import META_FILE, find_skill_dirs, read_skill_dir, write_meta, write_skill_dir
 from agentkit.skills.storage import LibraryFolder, default_library_path
@@ -35,29 +34,6 @@ if TYPE_CHECKING:
     from agentkit.memory.embeddings import Embedder
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Retrieved:
-    """A skill found for a query, with its cosine similarity to it."""
-
-    skill: Skill
-    score: float
-
-
-@dataclass
-class Admission:
-    """What happened to a skill offered to the library."""
-
-    status: str  # added | merged | refused
-    skill_id: str | None = None
-    name: str | None = None
-    reason: str | None = None
-    similarity: float | None = None
-
-    @property
-    def admitted(self) -> bool:
-        return self.status in ("added", "merged")
 
 
 class SkillLibrary:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -144,3 +145,26 @@ class DistilledSkill(BaseModel):
             name=name, description=self.description.strip(), when_to_use=self.when_to_use.strip(),
             body=self.body(), source="distilled", source_trajectory=trajectory_id, utility=initial_utility,
         )
+
+
+@dataclass
+class Retrieved:
+    """A skill found for a query, with its cosine similarity to it."""
+
+    skill: Skill
+    score: float
+
+
+@dataclass
+class Admission:
+    """What happened to a skill offered to the library."""
+
+    status: str  # added | merged | refused
+    skill_id: str | None = None
+    name: str | None = None
+    reason: str | None = None
+    similarity: float | None = None
+
+    @property
+    def admitted(self) -> bool:
+        return self.status in ("added", "merged")

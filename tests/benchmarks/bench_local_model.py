@@ -202,6 +202,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch threads for the main measurements")
     parser.add_argument("--llama-python", default=None, help="a Python that has llama_cpp installed")
     parser.add_argument("--skip-cold", action="store_true", help="skip the cold starts in fresh processes")
+    parser.add_argument("--only-default", action="store_true",
+                        help="measure only the default configuration (and llama.cpp): a quick comparison run")
     args = parser.parse_args()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -227,20 +229,22 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     model, tokenizer = load_embedded()
-    bf16_model = load_embedded(dtype=torch.bfloat16)[0]
-    configs = {
-        "kv_cache_fp32": LocalModel(model, tokenizer),
-        "kv_cache_bf16": LocalModel(bf16_model, tokenizer),
-    }
+    configs = {"kv_cache_fp32": LocalModel(model, tokenizer)}
+    if not args.only_default:
+        configs["kv_cache_bf16"] = LocalModel(load_embedded(dtype=torch.bfloat16)[0], tokenizer)
     decode: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
-    decode["hf_generate_fp32"] = []
     decode_run(configs["kv_cache_fp32"], 8)  # warm-up
     for _ in range(args.runs):  # interleaved so that load changes hit every configuration alike
         for name, local in configs.items():
             decode[name].append(decode_run(local, args.tokens))
             print(name, decode[name][-1], flush=True)
-        decode["hf_generate_fp32"].append(hf_generate_run(model, tokenizer, args.tokens))
-        print("hf_generate_fp32", decode["hf_generate_fp32"][-1], flush=True)
+        if not args.only_default:
+            decode.setdefault("hf_generate_fp32", []).append(hf_generate_run(model, tokenizer, args.tokens))
+            print("hf_generate_fp32", decode["hf_generate_fp32"][-1], flush=True)
+    if args.only_default:
+        results["decode"] = {name: median_of(runs) for name, runs in decode.items()}
+        finish(args, results, out_dir)
+        return
     other_threads = 1 if args.threads != 1 else 2
     torch.set_num_threads(other_threads)
     decode[f"kv_cache_fp32_{other_threads}thread"] = [decode_run(configs["kv_cache_fp32"], args.tokens)
@@ -256,13 +260,17 @@ def main() -> None:
             turns[mode].append(second_turn(configs["kv_cache_fp32"], reuse=mode == "reuse"))
     results["second_turn"] = {mode: median_of(runs) for mode, runs in turns.items()}
     print("second turn:", {m: v["first_token_s"] for m, v in results["second_turn"].items()}, flush=True)
+    finish(args, results, out_dir)
 
+
+def finish(args: argparse.Namespace, results: dict[str, Any], out_dir: Path) -> None:
+    """Measure llama.cpp (when available) and write the results."""
     if args.llama_python:
         try:
             results["llama_cpp"] = llama_cpp(args.llama_python, args.threads, args.tokens, args.runs)
             ours = results["decode"]["kv_cache_fp32"]["decode_tok_s"]
             results["llama_cpp_decode_ratio"] = results["llama_cpp"]["decode_tok_s"] / ours
-            best = max(results["decode"][k]["decode_tok_s"] for k in ("kv_cache_fp32", "kv_cache_bf16"))
+            best = max(d["decode_tok_s"] for k, d in results["decode"].items() if k.startswith("kv_cache"))
             results["llama_cpp_decode_ratio_vs_best"] = results["llama_cpp"]["decode_tok_s"] / best
             print("llama.cpp:", results["llama_cpp"]["decode_tok_s"], "tok/s", flush=True)
         except Exception as exc:  # reported, not fatal: the optional extra may be broken

@@ -133,10 +133,8 @@ def bench_library(folder: Path, size: int, descriptions: list[str], vectors: np.
     return row
 
 
-def bench_index(folder: Path, vectors: np.ndarray, queries: np.ndarray, embedder, hnsw,
-                ef_sweep: list[int] = ()) -> dict:
-    """The index alone, filled with precomputed embeddings in batches of 1,000; then, for each
-    `ef_sweep` value, ef_search is changed on the built index and search is measured again."""
+def bench_index(folder: Path, vectors: np.ndarray, queries: np.ndarray, embedder, hnsw) -> dict:
+    """The index alone, filled with precomputed embeddings in batches of 1,000."""
     from agentkit.skills.index import SkillIndex
 
     index = SkillIndex(str(folder), "skills-bench", embedder, hnsw)
@@ -149,12 +147,6 @@ def bench_index(folder: Path, vectors: np.ndarray, queries: np.ndarray, embedder
     q_ms, found = time_queries(lambda q: [h.id for h in index.query(q, 3)], queries)
     row["index_search"] = percentiles(q_ms)
     row["recall_at_3"] = round(recall_at_3(found, ids, vectors, queries), 4)
-    for ef in ef_sweep:
-        index.store.collection.modify(configuration={"hnsw": {"ef_search": ef}})
-        q_ms, found = time_queries(lambda q: [h.id for h in index.query(q, 3)], queries)
-        row.setdefault("ef_sweep", {})[str(ef)] = {**percentiles(q_ms),
-                                                   "recall_at_3": round(recall_at_3(found, ids, vectors, queries), 4)}
-        print(f"    ef_search {ef}: {row['ef_sweep'][str(ef)]}", flush=True)
     return row
 
 
@@ -165,7 +157,6 @@ def main() -> None:
     parser.add_argument("--ef-search", type=int, default=None, help="HNSW ef_search (chromadb default 100)")
     parser.add_argument("--max-neighbors", type=int, default=None, help="HNSW M (chromadb default 16)")
     parser.add_argument("--ef-construction", type=int, default=None, help="chromadb default 100")
-    parser.add_argument("--ef-sweep", default="", help="ef_search values to re-measure at the largest size")
     parser.add_argument("--single-adds", type=int, default=300, help="skills added one by one through add()")
     parser.add_argument("--out", type=Path, default=None, help="folder for results.json and results.md")
     args = parser.parse_args()
@@ -208,8 +199,7 @@ def main() -> None:
                                     args.single_adds)
             else:
                 vectors = np.concatenate([base, mixtures(base, size - len(base))])
-                sweep = [int(x) for x in args.ef_sweep.split(",") if x] if size == max(sizes) else []
-                row = bench_index(work / f"index-{size}", vectors, queries, embedder, hnsw, sweep)
+                row = bench_index(work / f"index-{size}", vectors, queries, embedder, hnsw)
             row["rss_mb"] = round(rss_mb(), 1)
             row["rss_growth_mb"] = round(rss_mb() - rss_before, 1)
             report["sizes"][str(size)] = row
@@ -237,10 +227,6 @@ def markdown(report: dict) -> str:
         retrieve = row.get("retrieve_with_folders", {}).get("p50_ms", "-")
         lines.append(f"| {size} | {row['index_search']['p50_ms']} | {row['index_search']['p99_ms']} | "
                      f"{row['recall_at_3']} | {retrieve} | {insert} | {row['rss_mb']} |")
-    for size, row in report["sizes"].items():
-        for ef, m in row.get("ef_sweep", {}).items():
-            lines.append(f"\n{size} skills with ef_search {ef}: search p50 {m['p50_ms']} ms, p99 {m['p99_ms']} ms, "
-                         f"recall@3 {m['recall_at_3']}")
     lines.append(f"\nOne query embedding (MiniLM, 1 thread): p50 {report['embed_query']['p50_ms']} ms.")
     return "\n".join(lines) + "\n"
 

@@ -3,7 +3,8 @@
 Task (synthetic, seeded): a user request and one or two tools rendered into the system prompt with
 agentkit's text tool-call protocol; the model must reply with the right call. Reward, graded so GRPO
 groups have variance: 1.0 the expected call with accepted arguments (AST match as in the tool-use
-environment), 0.3 a call to the right tool with wrong arguments, 0.1 any readable call, 0 otherwise.
+environment), 0.3 a call to the right tool with wrong arguments, 0.1 any readable call; without a
+readable call, 0.05 each for the <tool_call> tag, the tool's name and the argument value in the text.
 Rollouts: G samples per task at T = 1 in one batched decode loop (training.rollout.sample_completions);
 updates: agentkit's Trainer (LoRA) on exactly those token ids and log-probs.
 Evaluation before and after: mean reward and exact-call rate of 4 samples per task (T = 1, fixed
@@ -89,9 +90,12 @@ def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
 def reward(text: str, task: dict[str, Any]) -> float:
     names = {t["function"]["name"] for t in task["tools"]}
     parsed = parse_tool_calls(text, names)
-    if parsed.error or not parsed.calls:
-        return 0.0
     want_name, accepted = task["expected"]
+    if parsed.error or not parsed.calls:
+        # The base model almost never writes a readable call at first (measured: 0 of 64 samples), so
+        # a little shaping gives GRPO groups variance: the tag, the tool's name, the argument value.
+        values = [str(v[0]) for v in accepted.values()]
+        return 0.05 * (("<tool_call>" in text) + (want_name in text) + any(v in text for v in values))
     if len(parsed.calls) == 1 and call_matches(parsed.calls[0].name, parsed.calls[0].arguments, want_name, accepted):
         return 1.0
     if any(tool_name(c.name) == tool_name(want_name) for c in parsed.calls):
