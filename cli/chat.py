@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import typer
-from agentkit.cli.console import EventPrinter, load_model
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult
 from agentkit.builtin_tools import builtin_tools, parse_tool_names
+from agentkit.cli.console import EventPrinter, load_model
 from agentkit.events import RunFinished
 from agentkit.extensions import Extension, Planner
 from agentkit.messages import Message
@@ -364,8 +364,60 @@ def register(app: typer.Typer) -> None:
         log: Path | None = typer.Option(None, "--log", help="Append every turn's trajectory to this JSONL file"),
         temperature: float | None = typer.Option(None, "--temperature", min=0, help="Sampling temperature (0: greedy)"),
         max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply"),
+        planner: str = typer.Option("react", "--planner", help="react or map-then-act (/map shows the map)"),
+        skills: Path | None = typer.Option(None, "--skills", help="Use and grow the skill library in this folder"),
+        notes: Path | None = typer.Option(None, "--notes", help="Show relevant notes of the mistake notebook in "
+                                          "this folder"),
+        session: str | None = typer.Option(None, "--session", help="Save the conversation under NAME and resume "
+                                           "it next time"),
     ) -> None:
         """Chat with a tool-using agent in the terminal (offline by default, on the embedded model)."""
         config = ChatConfig(model=model, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps,
-                            log=log, temperature=temperature, max_tokens=max_tokens)
-        raise typer.Exit(run_chat(config))
+                            log=log, planner=planner, temperature=temperature, max_tokens=max_tokens)
+        try:
+            extensions, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session, model=model)
+        except (ValueError, OSError, ImportError) as exc:
+            Console(stderr=True, highlight=False).print(Text(f"error: {exc}", style="red"))
+            raise typer.Exit(2) from None
+        raise typer.Exit(run_chat(config, extensions=extensions, history=history, on_turn=on_turn))
+
+
+def memory_and_skills(
+    *, skills: Path | None, notes: Path | None, session: str | None, model: str
+) -> tuple[list[Extension], list[Message], list[Callable[[ChatSession, RunResult], None]]]:
+    """The extensions, resumed history and per-turn hooks that `--skills`, `--notes`, `--session` ask for."""
+    extensions: list[Extension] = []
+    history: list[Message] = []
+    on_turn: list[Callable[[ChatSession, RunResult], None]] = []
+    if skills is not None:
+        from agentkit.skills import SkillLibrary
+
+        extensions.append(SkillLibrary.open(skills))
+    if notes is not None:
+        from agentkit.memory.notebook import MistakeNotebook
+
+        extensions.append(MistakeNotebook.open(notes))
+    if session is not None:
+        from agentkit.memory.sessions import chat_persistence
+
+        history, save_turn = chat_persistence(session, model)
+        on_turn.append(save_turn)
+    return extensions, history, on_turn
+
+
+@slash_command("map", "Show the cognitive map of the last turn (with --planner map-then-act)")
+def _map(session: ChatSession, arg: str) -> None:
+    from agentkit.planning import map_of
+
+    cmap = map_of(session.trajectories[-1]) if session.trajectories else None
+    session.console.print(cmap.render() if cmap else "no map yet (chat with --planner map-then-act)")
+
+
+@slash_command("notes", "Show the notes the mistake notebook put into the last turn (with --notes)")
+def _notes(session: ChatSession, arg: str) -> None:
+    shown = session.trajectories[-1].extras.get("notes") if session.trajectories else None
+    if not shown:
+        session.console.print("no notes were shown in the last turn")
+        return
+    for note in shown:
+        session.console.print(f"- {note.get('subject', '')} (similarity {note.get('score', 0):.2f})")

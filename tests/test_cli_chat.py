@@ -368,3 +368,28 @@ def test_streamed_text_hides_tool_call_markup_but_shows_the_call() -> None:
     assert lines[:2] == ["Let me compute that.", "⚙ calculator(expression='6*7')"]
     assert re.fullmatch(rf"  ↳ {evaluate('6*7')}  \(\d+\.\d\d s\)", lines[2])
     assert lines[3:] == ["It is 42 <b>exactly</b>."]  # a "<" that is no tool call is shown in the end
+
+
+def test_session_resumes_and_map_and_notes_commands(app, tmp_path) -> None:
+    first = tmp_path / "first.json"
+    first.write_text(json.dumps(["Nice to meet you, Ada."]))
+    second = tmp_path / "second.json"
+    second.write_text(json.dumps(["You are Ada."]))
+    log = tmp_path / "log.jsonl"
+    args = ["chat", "--session", "ada", "--log", str(log)]
+    out1 = CliRunner().invoke(app, [*args, "--model", f"script:{first}"], input="I am Ada.\n/exit\n")
+    assert out1.exit_code == 0, out1.output
+    out2 = CliRunner().invoke(app, [*args, "--model", f"script:{second}"], input="Who am I?\n/map\n/notes\n/exit\n")
+    assert out2.exit_code == 0, out2.output
+    resumed = read_jsonl(log)[-1].messages
+    assert [m.content for m in resumed[1:]] == ["I am Ada.", "Nice to meet you, Ada.", "Who am I?", "You are Ada."]
+    assert "no map yet" in out2.output and "no notes were shown" in out2.output
+
+
+def test_notes_option_opens_the_notebook(app, tmp_path) -> None:
+    script_file = tmp_path / "s.json"
+    script_file.write_text(json.dumps(["ok"]))
+    result = CliRunner().invoke(app, ["chat", "--model", f"script:{script_file}", "--notes", str(tmp_path / "nb")],
+                                input="hello\n/notes\n/exit\n")
+    assert result.exit_code == 0, result.output
+    assert "no notes were shown" in result.output

@@ -73,8 +73,8 @@ def test_logged_logprobs_equal_training_forward(data: list[Trajectory]) -> None:
 def test_shared_prompt_forward_equals_plain(data: list[Trajectory]) -> None:
     model, _ = tiny_llama(seed=0)
     seqs = build_sequences(data[:12])
-    seqs[5].input_ids = seqs[5].input_ids + [7, 8]  # a longer row in a group: padding inside the suffix pass
-    seqs[5].loss_mask = seqs[5].loss_mask + [1, 0]
+    seqs[5].input_ids += [7, 8]  # a longer row in a group: padding inside the suffix pass
+    seqs[5].loss_mask += [1, 0]
     seqs[5].old_logprobs += [0.0, 0.0]
     seqs[5].temperatures += [1.0, 1.0]
     seqs[5].turn_ids += [0, -1]
