@@ -375,24 +375,29 @@ def register(app: typer.Typer) -> None:
         config = ChatConfig(model=model, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps,
                             log=log, planner=planner, temperature=temperature, max_tokens=max_tokens)
         try:
-            extensions, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session, model=model)
+            extensions, commands, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session,
+                                                                       model=model)
         except (ValueError, OSError, ImportError) as exc:
             Console(stderr=True, highlight=False).print(Text(f"error: {exc}", style="red"))
             raise typer.Exit(2) from None
-        raise typer.Exit(run_chat(config, extensions=extensions, history=history, on_turn=on_turn))
+        raise typer.Exit(run_chat(config, extensions=extensions, commands=commands, history=history, on_turn=on_turn))
 
 
 def memory_and_skills(
     *, skills: Path | None, notes: Path | None, session: str | None, model: str
-) -> tuple[list[Extension], list[Message], list[Callable[[ChatSession, RunResult], None]]]:
-    """The extensions, resumed history and per-turn hooks that `--skills`, `--notes`, `--session` ask for."""
+) -> tuple[list[Extension], dict[str, SlashCommand], list[Message], list[Callable[[ChatSession, RunResult], None]]]:
+    """The extensions, extra commands, resumed history and per-turn hooks that `--skills`, `--notes` and
+    `--session` ask for."""
     extensions: list[Extension] = []
+    commands: dict[str, SlashCommand] = {}
     history: list[Message] = []
     on_turn: list[Callable[[ChatSession, RunResult], None]] = []
     if skills is not None:
-        from agentkit.skills import SkillLibrary
+        from agentkit.cli.skills_cmd import chat_commands, open_library
 
-        extensions.append(SkillLibrary.open(skills))
+        library = open_library(skills)
+        extensions.append(library)
+        commands.update(chat_commands(library))
     if notes is not None:
         from agentkit.memory.notebook import MistakeNotebook
 
@@ -402,7 +407,7 @@ def memory_and_skills(
 
         history, save_turn = chat_persistence(session, model)
         on_turn.append(save_turn)
-    return extensions, history, on_turn
+    return extensions, commands, history, on_turn
 
 
 @slash_command("map", "Show the cognitive map of the last turn (with --planner map-then-act)")

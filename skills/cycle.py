@@ -55,6 +55,7 @@ class SkillSettings:
     on_duplicate: Literal["merge", "refuse"] = "merge"
     capacity: int = 5000
     max_inject_chars: int = 4000
+    distill_max_tokens: int = 512
     query_when_empty: bool = False
 
     def __post_init__(self) -> None:
@@ -156,8 +157,11 @@ class SkillCycle:
         if s.distill == "on-success" and (skip := outcome_refusal(reward, s.success_at)) is not None:
             record["refused_reason"] = f"{skip} (distillation skipped)"
             return
+        budget = run.settings
+        if budget.max_tokens is not None and budget.max_tokens < s.distill_max_tokens:
+            budget = dataclasses.replace(budget, max_tokens=s.distill_max_tokens)  # a JSON skill needs room
         reply = run.call_model(distill_messages(trajectory, outcome_text(reward, s.success_at)),
-                               phase="distill", context="skills.distill")
+                               phase="distill", context="skills.distill", settings=budget)
         parsed = parse_distilled(reply.content)
         record["distilled"] = parsed.data
         self._admit(trajectory, record, reward)

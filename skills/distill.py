@@ -129,7 +129,11 @@ def _validate(data: dict[str, Any]) -> DistilledSkill:
         raise Refusal("distilled skill has no procedure (no subgoals, strategy or lessons)")
     if len(skill.body()) > MAX_BODY_CHARS:
         raise Refusal(f"distilled skill body too long (> {MAX_BODY_CHARS} characters)")
-    text = "\n".join([skill.name, skill.description, skill.when_to_use, skill.strategy, *items])
+    fields = [skill.name, skill.description, skill.when_to_use, skill.strategy, *items]
+    copied = [f for f in fields if f.strip().lower() in prompts.DISTILL_PLACEHOLDERS]
+    if copied:
+        raise Refusal(f"distilled skill copies the prompt's template ({copied[0][:60]!r})")
+    text = "\n".join(fields)
     for pattern in _INJECTION:
         match = pattern.search(text)
         if match:

@@ -249,6 +249,10 @@ class SkillLibrary:
 
     def add_many(self, skills: Sequence[Skill], embeddings: np.ndarray | None = None, batch: int = 256) -> int:
         """Bulk insert without duplicate checks and without fsync (loading many skills); returns the count."""
+        names = [check_name(s.name) for s in skills]
+        clashes = [n for n in names if (self.folder.skills / n).exists()]
+        if clashes or len(set(names)) != len(names):
+            raise ValueError(f"skill names already taken or repeated: {(clashes or names)[:5]}; nothing was added")
         added = 0
         for start in range(0, len(skills), batch):
             chunk = list(skills[start : start + batch])

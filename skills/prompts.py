@@ -50,3 +50,13 @@ Write the skill as JSON with these keys:
  "strategy": "two or three sentences on how to approach such tasks",
  "lessons": ["a pitfall to avoid or a check to make"],
  "success": true}}"""
+
+# The template's placeholder texts: a distillation that copies them back is refused.
+DISTILL_PLACEHOLDERS = frozenset({
+    "short-kebab-case-name",
+    "one line: what problem this procedure solves (used to find the skill)",
+    "one line: which tasks it fits",
+    "a step of the procedure",
+    "two or three sentences on how to approach such tasks",
+    "a pitfall to avoid or a check to make",
+})

@@ -27,14 +27,14 @@ from pathlib import Path
 
 import pytest
 import typer
-from agentkit.cli import chat, run_cmd
-from agentkit.cli.chat import ChatConfig, SlashCommand, run_chat
-from agentkit.cli.console import EventPrinter
 from rich.console import Console
 from typer.testing import CliRunner
 
 from agentkit import Agent
 from agentkit.builtin_tools import calculator, evaluate
+from agentkit.cli import chat, run_cmd
+from agentkit.cli.chat import ChatConfig, SlashCommand, run_chat
+from agentkit.cli.console import EventPrinter
 from agentkit.extensions import Instructions
 from agentkit.messages import Message
 from agentkit.testing import ScriptedModel
@@ -393,3 +393,23 @@ def test_notes_option_opens_the_notebook(app, tmp_path) -> None:
                                 input="hello\n/notes\n/exit\n")
     assert result.exit_code == 0, result.output
     assert "no notes were shown" in result.output
+
+
+def test_skills_option_runs_the_skill_stages_in_a_chat(app, tmp_path) -> None:
+    from agentkit.skills import SkillLibrary
+
+    lib = tmp_path / "lib"
+    SkillLibrary.open(lib).import_dir(DATA / "skills" / "percentage-change")
+    script_file = tmp_path / "s.json"
+    replies = ["<query>percentage change between two numbers</query>", "It is 25%.", '{"not": "a skill"}']
+    script_file.write_text(json.dumps(replies))
+    log = tmp_path / "log.jsonl"
+    result = CliRunner().invoke(app, ["chat", "--model", f"script:{script_file}", "--skills", str(lib),
+                                      "--log", str(log)], input="From 80 to 100 is what change?\n/skills\n/exit\n")
+    assert result.exit_code == 0, result.output
+    [trajectory] = read_jsonl(log)
+    assert [t.phase for t in trajectory.turns] == ["query", "act", "distill"]
+    used = trajectory.extras["skills"]["used"]
+    assert used is not None and trajectory.extras["skills"]["query"] == "percentage change between two numbers"
+    assert "percentage" in trajectory.messages[0].content.lower()  # the skill is in the system prompt
+    assert "percentage-change" in result.output  # /skills shows what was used

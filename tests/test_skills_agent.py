@@ -231,3 +231,29 @@ def test_trajectory_with_skills_survives_jsonl(tmp_path, music_db):
     assert back.extras["skills"] == json.loads(json.dumps(trajectory.extras["skills"]))
     assert set(back.extras["skills"]) == {"retrieved", "ranking", "used", "used_text", "u_hat", "query",
                                           "distilled", "admitted", "refused_reason"}
+
+
+@pytest.mark.slow
+def test_full_cycle_on_the_packaged_local_model(tmp_path):
+    """SmolLM2-135M writes the query, acts and distills: whatever it writes, the cycle records it,
+    reads it leniently, and stores either a sane skill or nothing (with the reason)."""
+    from agentkit.models import GenerationSettings
+
+    library = SkillLibrary.open(tmp_path / "lib", distill_max_tokens=200)
+    library.import_dir(DATA)
+    agent = Agent("local:smollm2-135m", skills=library, max_steps=1,
+                  settings=GenerationSettings(max_tokens=48, temperature=0.0))
+    trajectory = agent.run("Convert 5 miles to kilometres.", reward_fn=lambda t: 1.0).trajectory
+    record = trajectory.extras["skills"]
+    phases = [t.phase for t in trajectory.turns]
+    assert phases[0] == "query" and phases[-1] == "distill" and "act" in phases
+    assert all(t.completion_ids for t in trajectory.turns)  # token ids for training, in every phase
+    assert record["query"]  # a tag, a label, a first line, or the task itself
+    if record["used"]:
+        assert prompts.UTILIZE_CAVEAT in trajectory.messages[0].content
+        assert library.get(record["used"]).use_count == 1
+    if record["admitted"]:
+        skill = library.get(record["distilled"]["admitted_as"])
+        assert skill.description and skill.source_trajectory == trajectory.id
+    else:
+        assert record["refused_reason"] and len(library) == len(list(DATA.iterdir()))
