@@ -19,11 +19,12 @@ from pathlib import Path
 STEPS = (10, 50, 200)
 
 
-def bench_agentkit(n: int) -> Callable[[], None]:
+def bench_agentkit(n: int, timeout_s: float | None = 60.0) -> Callable[[], None]:
+    """agentkit with its default: every tool call runs on a worker thread under a time limit."""
     from agentkit import Agent, Message, ToolCall, tool
     from agentkit.testing import ScriptedModel
 
-    @tool
+    @tool(timeout_s=timeout_s)
     def ping(x: int) -> int:
         """Return x."""
         return x
@@ -77,6 +78,7 @@ def bench_pydantic_ai(n: int) -> Callable[[], None]:
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.usage import UsageLimits
 
     def respond(messages, info: AgentInfo) -> ModelResponse:  # type: ignore[no-untyped-def]
         k = sum(1 for m in messages if isinstance(m, ModelResponse))
@@ -92,12 +94,17 @@ def bench_pydantic_ai(n: int) -> Callable[[], None]:
         return x
 
     def run() -> None:
-        assert agent.run_sync("go").output == "done"
+        assert agent.run_sync("go", usage_limits=UsageLimits(request_limit=None)).output == "done"
 
     return run
 
 
-FRAMEWORKS = {"agentkit": bench_agentkit, "smolagents": bench_smolagents, "pydantic-ai": bench_pydantic_ai}
+def bench_agentkit_inline(n: int) -> Callable[[], None]:
+    """agentkit with `@tool(timeout_s=None)`: the call runs inline, no thread hand-off."""
+    return bench_agentkit(n, timeout_s=None)
+
+
+FRAMEWORKS = {"agentkit": bench_agentkit, "agentkit-inline": bench_agentkit_inline, "smolagents": bench_smolagents, "pydantic-ai": bench_pydantic_ai}
 
 
 def measure(make: Callable[[int], Callable[[], None]], n: int, runs: int) -> float:
