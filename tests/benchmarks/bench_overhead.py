@@ -104,7 +104,12 @@ def bench_agentkit_inline(n: int) -> Callable[[], None]:
     return bench_agentkit(n, timeout_s=None)
 
 
-FRAMEWORKS = {"agentkit": bench_agentkit, "agentkit-inline": bench_agentkit_inline, "smolagents": bench_smolagents, "pydantic-ai": bench_pydantic_ai}
+FRAMEWORKS = {
+    "agentkit": bench_agentkit,
+    "agentkit-inline": bench_agentkit_inline,
+    "smolagents": bench_smolagents,
+    "pydantic-ai": bench_pydantic_ai,
+}
 
 
 def measure(make: Callable[[int], Callable[[], None]], n: int, runs: int) -> float:
