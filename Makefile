@@ -18,7 +18,7 @@ chat: setup
 	$(BIN)/agentkit chat
 
 test: setup
-	$(BIN)/python -m pytest -q
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q
 
 lint: setup
 	$(BIN)/ruff check .

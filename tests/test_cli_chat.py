@@ -224,7 +224,11 @@ def test_chat_in_a_terminal_with_ctrl_c(tmp_path, slow_server: SlowServer) -> No
         term.expect("http_get")
         term.expect("you>")
         term.send("\x03")  # Ctrl-C at the prompt: a hint, not an exit
-        term.expect("use /exit")
+        try:
+            term.expect("use /exit", timeout=5)
+        except AssertionError:  # a Ctrl-C landing while readline sets the line up can be dropped: again
+            term.send("\x03")
+            term.expect("use /exit")
         term.expect("you>")
         term.send("fetch the slow page\r")
         term.expect("⚙ http_get")

@@ -62,7 +62,8 @@ def run_agentkit(args: argparse.Namespace) -> dict[str, Any]:
     tok = local.tokenizer
     prompts = [local.render_prompt([Message.system(SYSTEM), Message.user(q)]) for q in QUESTIONS]
     prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
-    config = TrainConfig(algo="grpo", lr=1e-6 if args.full else 1e-5, kl_coef=args.beta, micro_batch_size=16,
+    config = TrainConfig(algo="grpo", lr=1e-6 if args.full else 1e-5, kl_coef=args.beta,
+                         micro_batch_size=args.micro_batch,
                          progress=False, save_every=0, lora=LoraConfig(enabled=not args.full))
     trainer = Trainer(local, config, out_dir=args.out + "/agentkit_ckpt")
     gen = torch.Generator().manual_seed(0)
@@ -83,7 +84,8 @@ def run_agentkit(args: argparse.Namespace) -> dict[str, Any]:
         t2 = time.perf_counter()
         steps.append({"total_s": t2 - t0, "generation_s": t1 - t0, "update_s": t2 - t1,
                       "completion_tokens": sum(len(r.completion_ids) for r in records)})
-    return {"impl": "agentkit", "lora": not args.full, "beta": args.beta, "steps": steps, "peak_rss_gb": peak_rss_gb()}
+    return {"impl": "agentkit", "lora": not args.full, "beta": args.beta, "micro_batch": args.micro_batch,
+            "steps": steps, "peak_rss_gb": peak_rss_gb()}
 
 
 def run_trl(args: argparse.Namespace) -> dict[str, Any]:
@@ -154,13 +156,16 @@ def orchestrate(args: argparse.Namespace) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs = [("agentkit", 0.0, False), ("agentkit", 0.04, False), ("agentkit", 0.0, True), ("agentkit", 0.04, True)]
-    if args.trl_python:
+    results: list[dict[str, Any]] = []
+    if args.trl_results:  # TRL figures measured earlier in this session (same machine, same settings)
+        results = json.loads(Path(args.trl_results).read_text())
+    elif args.trl_python:
         runs = [("trl", 0.0, True), ("trl", 0.04, True), *runs]
-    results = []
     for impl, beta, full in runs:
         python = args.trl_python if impl == "trl" else sys.executable
         cmd = [python, __file__, "--impl", impl, "--beta", str(beta), "--steps", str(args.steps), "--threads",
-               str(args.threads), "--out", args.out, "--model", str(weights), "--tokenizer", str(tokenizer)]
+               str(args.threads), "--out", args.out, "--model", str(weights), "--tokenizer", str(tokenizer),
+               "--micro-batch", str(args.micro_batch)]
         if full:
             cmd.append("--full")
         print("running:", " ".join(cmd[1:]), flush=True)
@@ -176,13 +181,14 @@ def orchestrate(args: argparse.Namespace) -> None:
         results.append(res)
     (out / "trl_compare.json").write_text(json.dumps({"threads": args.threads, "steps": args.steps,
                                                       "results": results}, indent=2))
-    lines = ["| impl | params trained | β | s/step | generation s | update s | peak RSS GB |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| impl | params trained | β | micro-batch | s/step | generation s | update s | peak RSS GB |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in results:
         if "error" in r:
-            lines.append(f"| {r['impl']} | {'LoRA' if r['lora'] else 'full'} | {r['beta']} | error | | | |")
+            lines.append(f"| {r['impl']} | {'LoRA' if r['lora'] else 'full'} | {r['beta']} | | error | | | |")
             continue
-        lines.append(f"| {r['impl']} | {'LoRA' if r['lora'] else 'full'} | {r['beta']} | {r['total_s']} | "
+        lines.append(f"| {r['impl']} | {'LoRA' if r['lora'] else 'full'} | {r['beta']} | {r.get('micro_batch', 16)} "
+                     f"| {r['total_s']} | "
                      f"{r['generation_s']} | {r['update_s']} | {r['peak_rss_gb']:.2f} |")
     (out / "trl_compare.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -198,6 +204,9 @@ def main() -> None:
     p.add_argument("--model", default="")
     p.add_argument("--tokenizer", default="")
     p.add_argument("--trl-python", default="", help="python of the environment where TRL is installed")
+    p.add_argument("--trl-results", default="", help="JSON list of TRL results already measured (skip TRL runs)")
+    p.add_argument("--micro-batch", type=int, default=4,
+                   help="agentkit sequences per forward/backward (the step still averages over all 16)")
     p.add_argument("--out", default="bench_out/trl")
     args = p.parse_args()
     if args.impl is None:
