@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from agentkit.cli.chat import DEFAULT_CHAT_TOOLS, DEFAULT_MAX_STEPS, build_agent
-from agentkit.cli.console import EventPrinter, load_model
 from rich.console import Console
 from rich.text import Text
 
 from agentkit.agent import RunResult
+from agentkit.cli.chat import DEFAULT_CHAT_TOOLS, DEFAULT_MAX_STEPS, build_agent
+from agentkit.cli.console import EventPrinter, load_model
 from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import typer
-from agentkit.cli import chat, run_cmd
 from typer.testing import CliRunner
 
 from agentkit.builtin_tools import evaluate
+from agentkit.cli import chat, run_cmd
 from agentkit.trajectory import Trajectory, read_jsonl
 
 DATA = Path(__file__).parent / "data"
