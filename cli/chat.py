@@ -36,6 +36,17 @@ from agentkit.trajectory import Trajectory, append_jsonl
 
 DEFAULT_CHAT_TOOLS = "calculator,time"
 DEFAULT_MAX_STEPS = 10
+
+# Options `agentkit chat` and `agentkit run` share.
+MODEL_OPTION = typer.Option(DEFAULT_MODEL, "--model", "-m", help="openai:NAME, litellm:P/NAME, "
+                             "vllm:URL/NAME, local:smollm2-135m, script:FILE.json")
+TOOLS_OPTION = typer.Option(DEFAULT_CHAT_TOOLS, "--tools", "-t",
+                             help="Built-in tools, comma-separated: calculator,time,read_file,http_get "
+                             "('none' for no tools)")
+ALLOW_DIR_OPTION = typer.Option(None, "--allow-dir", help="Directory read_file may read (enables it)")
+SYSTEM_OPTION = typer.Option(None, "--system", help="System prompt (replaces the default)")
+TEMPERATURE_OPTION = typer.Option(None, "--temperature", min=0, help="Sampling temperature (0: greedy)")
+MAX_TOKENS_OPTION = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply")
 PROMPT = "you> "
 _READLINE_PROMPT = "\001\x1b[1;32m\002you>\001\x1b[0m\002 "  # \001..\002 tell readline the codes take no room
 
@@ -353,17 +364,14 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def chat(
-        model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="openai:NAME, litellm:P/NAME, "
-                                  "vllm:URL/NAME, local:smollm2-135m, script:FILE.json"),
-        tools: str = typer.Option(DEFAULT_CHAT_TOOLS, "--tools", "-t",
-                                  help="Built-in tools, comma-separated: calculator,time,read_file,http_get "
-                                  "('none' for no tools)"),
-        allow_dir: Path | None = typer.Option(None, "--allow-dir", help="Directory read_file may read (enables it)"),
-        system: str | None = typer.Option(None, "--system", help="System prompt (replaces the default)"),
+        model: str = MODEL_OPTION,
+        tools: str = TOOLS_OPTION,
+        allow_dir: Path | None = ALLOW_DIR_OPTION,
+        system: str | None = SYSTEM_OPTION,
         max_steps: int = typer.Option(DEFAULT_MAX_STEPS, "--max-steps", min=1, help="Model calls per turn"),
         log: Path | None = typer.Option(None, "--log", help="Append every turn's trajectory to this JSONL file"),
-        temperature: float | None = typer.Option(None, "--temperature", min=0, help="Sampling temperature (0: greedy)"),
-        max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply"),
+        temperature: float | None = TEMPERATURE_OPTION,
+        max_tokens: int | None = MAX_TOKENS_OPTION,
         planner: str = typer.Option("react", "--planner", help="react or map-then-act (/map shows the map)"),
         skills: Path | None = typer.Option(None, "--skills", help="Use and grow the skill library in this folder"),
         notes: Path | None = typer.Option(None, "--notes", help="Show relevant notes of the mistake notebook in "

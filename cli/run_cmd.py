@@ -14,7 +14,17 @@ from rich.console import Console
 from rich.text import Text
 
 from agentkit.agent import RunResult
-from agentkit.cli.chat import DEFAULT_CHAT_TOOLS, DEFAULT_MAX_STEPS, build_agent
+from agentkit.cli.chat import (
+    ALLOW_DIR_OPTION,
+    DEFAULT_CHAT_TOOLS,
+    DEFAULT_MAX_STEPS,
+    MAX_TOKENS_OPTION,
+    MODEL_OPTION,
+    SYSTEM_OPTION,
+    TEMPERATURE_OPTION,
+    TOOLS_OPTION,
+    build_agent,
+)
 from agentkit.cli.console import EventPrinter, load_model
 from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
@@ -86,19 +96,16 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
         task: str = typer.Argument(..., help="The task or question"),
-        model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", help="openai:NAME, litellm:P/NAME, "
-                                  "vllm:URL/NAME, local:smollm2-135m, script:FILE.json"),
-        tools: str = typer.Option(DEFAULT_CHAT_TOOLS, "--tools", "-t",
-                                  help="Built-in tools, comma-separated: calculator,time,read_file,http_get "
-                                  "('none' for no tools)"),
-        allow_dir: Path | None = typer.Option(None, "--allow-dir", help="Directory read_file may read (enables it)"),
-        system: str | None = typer.Option(None, "--system", help="System prompt (replaces the default)"),
+        model: str = MODEL_OPTION,
+        tools: str = TOOLS_OPTION,
+        allow_dir: Path | None = ALLOW_DIR_OPTION,
+        system: str | None = SYSTEM_OPTION,
         max_steps: int = typer.Option(DEFAULT_MAX_STEPS, "--max-steps", min=1, help="Most model calls"),
         log: Path | None = typer.Option(None, "--log", help="Append the trajectory to this JSONL file"),
         as_json: bool = typer.Option(False, "--json", help="Print the trajectory as JSON instead of the answer"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not show tool calls on stderr"),
-        temperature: float | None = typer.Option(None, "--temperature", min=0, help="Sampling temperature (0: greedy)"),
-        max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply"),
+        temperature: float | None = TEMPERATURE_OPTION,
+        max_tokens: int | None = MAX_TOKENS_OPTION,
     ) -> None:
         """Run one task and print the answer (exit 0), or 1 without an answer, 2 on a configuration error."""
         raise typer.Exit(run_task(task, model=model, tools=tools, allow_dir=allow_dir, system=system,
