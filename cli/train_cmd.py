@@ -45,6 +45,8 @@ def train(
     save_every: int = typer.Option(None, "--save-every"),
     kl: float = typer.Option(None, "--kl", help="KL coefficient (0 loads no reference)."),
     full: bool = typer.Option(False, "--full", help="Full fine-tuning instead of LoRA."),
+    fsdp: bool = typer.Option(False, "--fsdp", help="Under torchrun: shard weights, gradients and optimizer "
+                              "state across processes (FSDP2) instead of replicating them."),
     seed: int = typer.Option(None, "--seed"),
     tensorboard: bool = typer.Option(False, "--tensorboard"),
     wandb: str = typer.Option(None, "--wandb", help="wandb project name."),
@@ -71,6 +73,8 @@ def train(
         raise typer.BadParameter(str(exc)) from exc
     if full:
         cfg.lora.enabled = False
+    if fsdp:
+        cfg.fsdp = True
     if online or env:
         if not env:
             raise typer.BadParameter("--online needs --env (sql, tooluse or textgame)")
@@ -91,7 +95,7 @@ def train(
     cfg.save(out / "config.yaml")
     try:
         summary = trainer.fit(source, resume=resume)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, NotImplementedError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
     console.print(

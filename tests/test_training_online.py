@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 import torch
 from typer.testing import CliRunner
 
@@ -103,3 +104,24 @@ def test_cli_train_and_report(tmp_path: Path) -> None:
     assert png.exists() and png.read_bytes()[:4] == b"\x89PNG"
     bad = runner.invoke(app, ["train", "--data", str(tmp_path / "nothing*.jsonl"), "--out", str(out)])
     assert bad.exit_code != 0 and "matches no file" in bad.output
+
+
+def test_online_training_refuses_sharded_weights(tmp_path: Path) -> None:
+    model, tok = tiny_llama(seed=0)
+    trainer = Trainer(model, TrainConfig(progress=False, save_every=0), tokenizer=tok, out_dir=tmp_path)
+    trainer.fsdp = True  # as under torchrun with fsdp: true
+    with pytest.raises(NotImplementedError, match="offline"):
+        trainer.fit(LengthEnv())
+
+
+def test_rollout_sampling_follows_the_distribution() -> None:
+    from agentkit.training.rollout import _sample
+
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1e9, 0.5], [0.0, 0.0, 0.0, 0.0, 5.0]])
+    logp = torch.log_softmax(logits, -1)
+    gen = torch.Generator().manual_seed(0)
+    counts = torch.zeros_like(logp)
+    for _ in range(4000):
+        counts[torch.arange(2), _sample(logp, gen)] += 1
+    assert counts[0, 3] == 0  # a token with probability 0 is never drawn
+    assert torch.allclose(counts / 4000, logp.exp(), atol=0.03)

@@ -60,8 +60,13 @@ def save_checkpoint(
     tokenizer: Any = None,
     export: bool = True,
     keep: int = 2,
+    gathered: tuple[dict[str, Any], dict[str, Any]] | None = None,
 ) -> Path:
-    """Write checkpoint `step` under `out_dir` atomically and prune all but the newest `keep`."""
+    """Write checkpoint `step` under `out_dir` atomically and prune all but the newest `keep`.
+
+    `gathered`: (whole state dict, name-keyed optimizer state) of a sharded model, from
+    `distributed.full_state`; the files are then the same as one process would write.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     final = out / f"{CKPT_PREFIX}{step:06d}"
@@ -69,14 +74,20 @@ def save_checkpoint(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    torch.save(trainable_state(model), tmp / "trainable.pt")
-    torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    if gathered is None:
+        torch.save(trainable_state(model), tmp / "trainable.pt")
+        torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    else:
+        whole, named_optimizer = gathered
+        trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+        torch.save({n: whole[n] for n in trainable}, tmp / "trainable.pt")
+        torch.save(optimizer_by_index(named_optimizer, trainable), tmp / "optimizer.pt")
     torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
     torch.save(rng_state(), tmp / "rng.pt")
     (tmp / "state.json").write_text(json.dumps({"step": step, **state}, indent=2))
     (tmp / "config.yaml").write_text(config_yaml)
     if export:
-        _export(model, tokenizer, tmp)
+        _export(model, tokenizer, tmp, None if gathered is None else gathered[0])
     for f in tmp.rglob("*"):
         if f.is_file():
             with open(f, "rb") as fh:
@@ -92,7 +103,7 @@ def save_checkpoint(
     return final
 
 
-def _export(model: nn.Module, tokenizer: Any, folder: Path) -> None:
+def _export(model: nn.Module, tokenizer: Any, folder: Path, state_dict: dict[str, Any] | None = None) -> None:
     """Save the weights in Transformers/peft format beside the exact state (best effort, logged)."""
     is_peft = hasattr(model, "peft_config")
     target = folder / ("adapter" if is_peft else "model")
@@ -102,11 +113,26 @@ def _export(model: nn.Module, tokenizer: Any, folder: Path) -> None:
             if quantizer is not None and all(p.is_floating_point() for p in model.parameters()):
                 # A GGUF-loaded model keeps a quantizer although every weight is dense (DESIGN.md).
                 quantizer.remove_quantization_config(model)
-        model.save_pretrained(target)  # type: ignore[operator]
+        model.save_pretrained(target, state_dict=state_dict)  # type: ignore[operator]
         if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
             tokenizer.save_pretrained(target)
     except Exception as exc:  # the exact state above is what resume needs; the export is a convenience
         log.warning("could not export %s in Transformers format (%s); trainable.pt holds the weights", target, exc)
+
+
+def optimizer_by_index(state: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """A name-keyed optimizer state (torch.distributed.checkpoint's) in `Optimizer.state_dict()` form.
+
+    `names` are the trainable parameters in the order the optimizer was given them."""
+    index = {n: i for i, n in enumerate(names)}
+    return {"state": {index[n]: v for n, v in state["state"].items()},
+            "param_groups": [{**g, "params": [index[n] for n in g["params"]]} for g in state["param_groups"]]}
+
+
+def optimizer_by_name(state: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """The inverse of `optimizer_by_index`."""
+    return {"state": {names[i]: v for i, v in state["state"].items()},
+            "param_groups": [{**g, "params": [names[i] for i in g["params"]]} for g in state["param_groups"]]}
 
 
 def latest_checkpoint(out_dir: str | Path) -> Path | None:
@@ -127,6 +153,8 @@ def load_checkpoint(
     path: str | Path, *, model: nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any
 ) -> dict[str, Any]:
     """Restore weights, optimizer, scheduler and RNG from `path`; return its state.json."""
+    from agentkit.training import distributed
+
     path = Path(path)
     weights = torch.load(path / "trainable.pt", map_location="cpu")
     params = dict(model.named_parameters())
@@ -134,10 +162,15 @@ def load_checkpoint(
     if missing:
         raise ValueError(f"checkpoint {path} has parameters this model lacks (first: {missing[0]}); "
                          "resume with the same model and LoRA settings")
-    with torch.no_grad():
-        for name, value in weights.items():
-            params[name].copy_(value.to(params[name].device))
-    optimizer.load_state_dict(torch.load(path / "optimizer.pt", map_location="cpu", weights_only=False))
+    optimizer_state = torch.load(path / "optimizer.pt", map_location="cpu", weights_only=False)
+    if distributed.is_sharded(model):
+        trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+        distributed.load_full_state(model, optimizer, weights, optimizer_by_name(optimizer_state, trainable))
+    else:
+        with torch.no_grad():
+            for name, value in weights.items():
+                params[name].copy_(value.to(params[name].device))
+        optimizer.load_state_dict(optimizer_state)
     scheduler.load_state_dict(torch.load(path / "scheduler.pt", map_location="cpu", weights_only=False))
     set_rng_state(torch.load(path / "rng.pt", weights_only=False))
     return json.loads((path / "state.json").read_text())

@@ -1,7 +1,11 @@
-"""Data-parallel training across processes launched by `torchrun` (or `accelerate launch`).
+"""Training across processes launched by `torchrun` (or `accelerate launch`): replicated or sharded.
 
-Every process holds the whole model (replicated, like DDP), takes every `world`-th sequence of each
-batch, and the gradients are summed across processes before the step. Because every loss is a
+Every process takes every `world`-th sequence of each batch. Replicated (the default, like DDP): each
+process holds the whole model and the gradients are summed across processes before the step. Sharded
+(`TrainConfig.fsdp`, FSDP2): `shard` splits parameters, gradients and optimizer state across the
+processes, one unit per decoder layer plus a root unit for the rest (embeddings, final norm, output
+layer); a unit's weights are gathered just for its forward and backward, and its gradients are summed
+(reduce-scatter) straight into the shards. Because every loss is a
 token-mean over the GLOBAL batch (the denominators are summed across processes first), the result
 equals one process training on the whole batch. Rank 0 alone writes metrics and checkpoints.
 Online, each process rolls out its share of the step's tasks and the trajectories are exchanged, so
@@ -17,6 +21,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from torch import nn
 
 
 def setup() -> torch.device | None:
@@ -75,6 +80,61 @@ def sum_gradients(params: list[torch.nn.Parameter]) -> None:
         if p.grad is None:
             p.grad = torch.zeros_like(p)
         dist.all_reduce(p.grad)
+
+
+def max_int(value: int, device: torch.device) -> int:
+    """The largest `value` over all processes."""
+    if not active():
+        return value
+    t = torch.tensor([value], dtype=torch.int64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return int(t.item())
+
+
+def shard(root: nn.Module, layers: list[nn.Module]) -> None:
+    """FSDP2 in place: each of `layers` is its own unit, `root` holds every other parameter.
+
+    Gradients are SUMMED across processes (not averaged): every loss here is already a token-mean
+    over the global batch. Gloo (CPU) lacks the pre-scaled sum FSDP would use, so sums are forced.
+    """
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import FSDPModule, fully_shard
+
+    device = next(root.parameters()).device
+    mesh = init_device_mesh(device.type, (world_size(),))
+    for layer in layers:
+        fully_shard(layer, mesh=mesh)
+    fully_shard(root, mesh=mesh)
+    for module in root.modules():
+        if isinstance(module, FSDPModule):
+            module.set_gradient_divide_factor(1.0)
+            if dist.get_backend() == "gloo":
+                module.set_force_sum_reduction_for_comms(True)
+
+
+def is_sharded(module: nn.Module) -> bool:
+    from torch.distributed.fsdp import FSDPModule
+
+    return any(isinstance(m, FSDPModule) for m in module.modules())
+
+
+def full_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Gather a sharded model's whole state dict and its optimizer state (keyed by parameter name) onto
+    rank 0's CPU; the other ranks get empty dicts. A collective: every process must call it."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, get_optimizer_state_dict
+
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    return get_model_state_dict(model, options=options), get_optimizer_state_dict(model, optimizer, options=options)
+
+
+def load_full_state(model: nn.Module, optimizer: torch.optim.Optimizer, weights: dict[str, torch.Tensor],
+                    optimizer_state: dict[str, Any]) -> None:
+    """Scatter whole (unsharded) weights and name-keyed optimizer state into a sharded model's shards."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict, set_optimizer_state_dict
+
+    options = StateDictOptions(full_state_dict=True, strict=False)
+    set_model_state_dict(model, weights, options=options)
+    set_optimizer_state_dict(model, optimizer, optimizer_state, options=options)
 
 
 def gather_objects(items: list[Any]) -> list[Any]:

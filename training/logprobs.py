@@ -122,6 +122,35 @@ def causal_lm_parts(model: nn.Module) -> tuple[nn.Module, nn.Module]:
     return decoder, head
 
 
+def decoder_layers(model: nn.Module) -> list[nn.Module]:
+    """The repeated blocks of a causal LM's decoder (the units FSDP shards one by one)."""
+    decoder, _ = causal_lm_parts(model)
+    layers = getattr(decoder, "layers", None)
+    if isinstance(layers, nn.ModuleList):
+        return list(layers)
+    lists = [m for m in decoder.children() if isinstance(m, nn.ModuleList)]
+    if len(lists) != 1:
+        raise TypeError(f"cannot find the decoder layers of {type(decoder).__name__} to shard")
+    return list(lists[0])
+
+
+class TokenLogProbs(nn.Module):
+    """`sequence_logprobs` as a module around the policy, so one forward covers every weight it reads.
+
+    The fused log-prob reads the output layer's weight outside the LM's own forward; as the root of
+    an FSDP2 tree this module's forward gathers that weight (and its backward re-gathers it) like any other.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, batch: PackedBatch, *, chunk: int = 256, with_entropy: bool = False,
+                share_prompts: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        return sequence_logprobs(self.model, batch, chunk=chunk, with_entropy=with_entropy,
+                                 share_prompts=share_prompts)
+
+
 def _fused_ok(model: nn.Module, head: nn.Module) -> bool:
     cfg = getattr(model, "config", None)
     special = any(getattr(cfg, k, None) not in (None, 1.0) for k in ("final_logit_softcapping", "logit_scale"))

@@ -31,6 +31,12 @@ def fit_online(trainer: Trainer, env: Any, tasks: Sequence[Any] | None = None) -
     from agentkit.training.trainer import _permutation, _progress
 
     cfg = trainer.config
+    if trainer.fsdp:
+        raise NotImplementedError(
+            "online training with sharded weights (fsdp) is not implemented: rollouts need the whole policy in "
+            "one place (a local sampler or a vLLM server fed with gathered weights). Train offline on logged "
+            "rollouts (--data), or online without fsdp (data parallel)."
+        )
     if trainer.rollout is None:
         if trainer.local is None:
             from agentkit.models.local import LocalModel

@@ -106,7 +106,7 @@ def sample_completions(
     next_pos = positions[:, -1] + 1
     for _ in range(max_new_tokens):
         logp = torch.log_softmax(logits.float() / temperature, dim=-1)
-        token = torch.multinomial(logp.exp(), 1, generator=generator).squeeze(1)
+        token = _sample(logp, generator)
         alive.append(~done)
         tokens.append(token)
         logps.append(logp.gather(1, token[:, None]).squeeze(1))
@@ -128,3 +128,15 @@ def sample_completions(
         records.append(TokenRecord(prompt_ids=r, completion_ids=tok[i][:k], logprobs=lp[i][:k],
                                    temperature=float(temperature)))
     return records
+
+
+def _sample(logp: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """One token per row from softmax probabilities exp(logp), by inverting the CDF with one uniform per row.
+
+    Exact like `torch.multinomial`, which draws an exponential for every vocabulary entry instead
+    (16 × 49,152 draws per step: ~1 s of a 64-token SmolLM2 rollout on CPU). The CDF is float64.
+    """
+    cdf = logp.double().exp().cumsum(-1)
+    u = torch.rand(logp.shape[0], 1, generator=generator, device=logp.device, dtype=torch.float64)
+    token = torch.searchsorted(cdf, u * cdf[:, -1:], right=True).squeeze(1)
+    return token.clamp_max(logp.shape[-1] - 1)

@@ -27,10 +27,11 @@ import torch
 from torch import nn
 
 from agentkit.training import checkpoint as ckpt
+from agentkit.training.allocator import keep_freed_memory
 from agentkit.training import distributed as dist
 from agentkit.training.config import TrainConfig
 from agentkit.training.credit import assign_credit, group_id, informative_groups, privileged_context
-from agentkit.training.logprobs import sequence_logprobs
+from agentkit.training.logprobs import TokenLogProbs, decoder_layers
 from agentkit.training.losses import kl_k3, ppo_clip_loss, sdar_loss, token_mean
 from agentkit.training.metrics import MetricsLog
 from agentkit.training.sequences import MissingTokensError, PackedBatch, build_sequences, collate
@@ -76,18 +77,31 @@ class Trainer:
             if cfg.lora.enabled:
                 self.policy.enable_input_require_grads()  # type: ignore[operator]
         self.device = next(self.policy.parameters()).device
+        frozen_ref = None  # full fine-tuning with KL: a frozen copy of the start weights (LoRA: adapter off)
+        if cfg.kl_coef > 0 and not cfg.lora.enabled:
+            frozen_ref = copy.deepcopy(self.module).eval().requires_grad_(False)
+        # Every forward that scores tokens goes through these modules (the FSDP roots when sharded).
+        self.scorer = TokenLogProbs(self.policy)
+        self._ref_scorer = TokenLogProbs(frozen_ref) if frozen_ref is not None else None
+        self.fsdp = cfg.fsdp and dist.active()
+        if self.fsdp:
+            dist.shard(self.scorer, decoder_layers(self.policy))
+            if frozen_ref is not None:
+                dist.shard(self._ref_scorer, decoder_layers(frozen_ref))
         self.params = [p for p in self.policy.parameters() if p.requires_grad]
+        # Fused AdamW: one kernel over all parameters (7× faster than the loop on CPU); FSDP: per-tensor.
+        fast = {"foreach": True} if self.fsdp else {"fused": True}
         self.optimizer = torch.optim.AdamW(self.params, lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay,
-                                           foreach=self.device.type == "cuda")
+                                           **fast)
+        if self.device.type == "cpu" and cfg.keep_freed_memory:
+            keep_freed_memory()
         warm = max(0, cfg.warmup_steps)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: min(1.0, (s + 1) / (warm + 1)))
         if dist.active():  # same initial weights everywhere (seeded above); different rollout samples per process
             torch.manual_seed(cfg.seed + 1000 * dist.rank())
-        self._frozen_ref: nn.Module | None = None
-        if cfg.kl_coef > 0 and not cfg.lora.enabled:
-            self._frozen_ref = copy.deepcopy(self.module).eval().requires_grad_(False)
         self.amp_dtype = _amp_dtype(cfg.dtype, self.device)
-        self._share_prompts = cfg.share_prompts and not cfg.gradient_checkpointing
+        # Sharded, every process must run the same passes: a prompt-sharing pass count varies with the data.
+        self._share_prompts = cfg.share_prompts and not cfg.gradient_checkpointing and not self.fsdp
         self.pad_id = _pad_id(self.tokenizer)
         self.rollout = rollout
         self.step = 0
@@ -137,9 +151,12 @@ class Trainer:
         order = sorted(range(len(seqs)), key=lambda i: (_first_prompt(seqs[i]), len(seqs[i])))
         order = order[dist.rank() :: dist.world_size()]
         micro = [order[i : i + cfg.micro_batch_size] for i in range(0, len(order), cfg.micro_batch_size)]
+        n_real = len(micro)
+        if self.fsdp:  # sharded, every process runs as many passes: pad with passes that contribute nothing
+            micro += [micro[-1] if micro else [0]] * (dist.max_int(n_real, self.device) - n_real)
         batches = [collate([seqs[i] for i in m], pad_id=self.pad_id).to(self.device) for m in micro]
-        denom = {tr.name: sum(float(b.values[f"mask:{tr.name}"].sum()) for b in batches) for tr in tracks}
-        denom["all"] = float(sum(b.n_tokens for b in batches))
+        denom = {tr.name: sum(float(b.values[f"mask:{tr.name}"].sum()) for b in batches[:n_real]) for tr in tracks}
+        denom["all"] = float(sum(b.n_tokens for b in batches[:n_real]))
         if prefixes is not None:
             denom["sdar"] = sum(float(seqs[i].n_generated) for i in order if prefixes[i])
         denom = dict(zip(denom, dist.sum_floats(list(denom.values()), self.device), strict=True))
@@ -155,7 +172,7 @@ class Trainer:
 
         record: dict[str, Any] = {}
         for _ in range(cfg.updates_per_batch):
-            record = self._update(batches, tracks, denom, old_lp, ref_lp, teacher_lp)
+            record = self._update(batches[:n_real], batches[n_real:], tracks, denom, old_lp, ref_lp, teacher_lp)
         record.update(reward_stats)
         record.update(n_trajectories=len(trajectories), n_sequences=len(seqs), time_s=time.perf_counter() - t0)
         return record
@@ -179,11 +196,13 @@ class Trainer:
 
         self._last_saved = self.step
         final = self.out_dir / f"{ckpt.CKPT_PREFIX}{self.step:06d}"
+        gathered = dist.full_state(self.policy, self.optimizer) if self.fsdp else None  # every process takes part
         if not dist.is_main():
             dist.barrier()
             return final
         path = ckpt.save_checkpoint(
             self.out_dir, self.step, model=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
+            gathered=gathered,
             state={"position": self.position, "counters": self.counters},
             config_yaml=yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False),
             tokenizer=self.tokenizer, keep=self.config.keep_checkpoints,
@@ -192,8 +211,8 @@ class Trainer:
         return path
 
     # -- one optimiser step ---------------------------------------------------------------------
-    def _update(self, batches: list[PackedBatch], tracks: list[Any], denom: dict[str, float],
-                old_lp: list[torch.Tensor] | None, ref_lp: list[torch.Tensor] | None,
+    def _update(self, batches: list[PackedBatch], padding: list[PackedBatch], tracks: list[Any],
+                denom: dict[str, float], old_lp: list[torch.Tensor] | None, ref_lp: list[torch.Tensor] | None,
                 teacher_lp: list[torch.Tensor] | None) -> dict[str, Any]:
         cfg = self.config
         self.policy.train()
@@ -204,10 +223,16 @@ class Trainer:
             sums[key] = sums.get(key, 0.0) + value
 
         finite = True
-        for k, b in enumerate(batches):
+        for k, b in enumerate(batches + padding):
             with self._autocast():
-                logp, ent = sequence_logprobs(self.policy, b, chunk=cfg.logprob_chunk, with_entropy=True,
-                                              share_prompts=self._share_prompts)
+                logp, ent = self.scorer(b, chunk=cfg.logprob_chunk, with_entropy=True,
+                                        share_prompts=self._share_prompts)
+            if k >= len(batches):  # only to keep step with the other processes' gathers and reductions
+                if not self._all_finite(zero := (logp.sum() + ent.sum()) * 0.0):
+                    finite = False
+                    break
+                zero.backward()
+                continue
             old = old_lp[k] if old_lp is not None else logp.detach()
             ones = torch.ones_like(logp)
             loss = logp.new_zeros(())
@@ -236,7 +261,7 @@ class Trainer:
             add("ratio_max", 0.0)
             sums["ratio_max"] = max(sums["ratio_max"], float(torch.exp(logp.detach() - old).max()))
             add("loss", float(loss.detach()))
-            if not torch.isfinite(loss):
+            if not self._all_finite(loss):
                 finite = False
                 break
             loss.backward()
@@ -250,8 +275,10 @@ class Trainer:
         sums.update(zip(keys, dist.sum_floats([sums.get(k, 0.0) for k in keys], self.device), strict=True))
         grad_norm = float("nan")
         if finite:
-            dist.sum_gradients(self.params)
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm))
+            if not self.fsdp:  # FSDP has already summed them into the shards
+                dist.sum_gradients(self.params)
+            norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm)
+            grad_norm = float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)
             finite = math.isfinite(grad_norm)
         self.step += 1
         if finite:
@@ -281,26 +308,30 @@ class Trainer:
         return record
 
     # -- helpers --------------------------------------------------------------------------------
+    def _all_finite(self, loss: torch.Tensor) -> bool:
+        """Whether the loss is finite (sharded: on every process, so all skip the step together)."""
+        ok = bool(torch.isfinite(loss))
+        return dist.all_true(ok, self.device) if self.fsdp else ok
+
     def _no_grad_logprobs(self, batches: list[PackedBatch], *, reference: bool = False) -> list[torch.Tensor]:
         out = []
         with contextlib.ExitStack() as stack:
             stack.enter_context(torch.no_grad())
-            model = stack.enter_context(self._reference()) if reference else self.policy
+            scorer = stack.enter_context(self._reference()) if reference else self.scorer
             for b in batches:
                 with self._autocast():
-                    lp, _ = sequence_logprobs(model, b, chunk=self.config.logprob_chunk,
-                                              share_prompts=self._share_prompts)
+                    lp, _ = scorer(b, chunk=self.config.logprob_chunk, share_prompts=self._share_prompts)
                 out.append(lp.detach())
         return out
 
     @contextlib.contextmanager
     def _reference(self) -> Iterator[nn.Module]:
         """π_ref: the base weights (LoRA adapter disabled) or a frozen copy taken at start."""
-        if self._frozen_ref is not None:
-            yield self._frozen_ref
+        if self._ref_scorer is not None:
+            yield self._ref_scorer
         else:
             with self.policy.disable_adapter():  # type: ignore[operator]
-                yield self.policy
+                yield self.scorer
 
     def _autocast(self) -> Any:
         if self.amp_dtype is None:
