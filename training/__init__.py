@@ -14,7 +14,8 @@ Modules, in the order data flows through them:
     online      rollouts with the current policy between updates
     rollout     the RolloutEngine seam (LocalRollout; vLLM plugs in here) and a batched sampler
     checkpoint  atomic checkpoints, exact resume        metrics   metrics.jsonl (+ TensorBoard, wandb)
-    report      `agentkit train report` PNG             distributed  data parallel under torchrun
+    report      `agentkit train report` PNG             distributed  data parallel or FSDP2 under torchrun
+    allocator   CPU: keep freed memory for reuse (a third of a CPU step was page faults)
 
 Precision: bf16 autocast on GPUs that support it (`dtype="auto"`), fp32 on CPU; master weights and
 optimizer state stay fp32; log-probs are always computed in fp32.
@@ -22,16 +23,19 @@ optimizer state stay fp32; log-probs are always computed in fp32.
 Multi-GPU (and multi-process CPU): launch the very same entry point under torchrun,
 
     torchrun --nproc_per_node 4 -m agentkit.cli.main train --data 'runs/*.jsonl' --out ckpt/
+    torchrun --nproc_per_node 4 -m agentkit.cli.main train --data 'runs/*.jsonl' --fsdp --out ckpt/
     accelerate launch --num_processes 4 -m agentkit.cli.main train ...   # same thing via accelerate
 
-Each process joins the process group (NCCL on GPUs, gloo on CPU), holds a full replica of the model,
-trains on every WORLD_SIZE-th sequence of each batch, and gradients are summed across processes before
-the step; every loss is a token-mean over the global batch, so N processes compute the same update as
-one. Online, each process rolls out its share of the step's tasks and the trajectories are exchanged.
-Rank 0 writes metrics and checkpoints. Limits, stated plainly: parameters are replicated (data
-parallel), not sharded — FSDP sharding for models that do not fit one device is NOT implemented yet
-(the fused log-prob reads the output layer's weight directly, which FSDP2 would need to gather; that
-is where the work lies); exact resume is tested in one process.
+Each process joins the process group (NCCL on GPUs, gloo on CPU) and trains on every WORLD_SIZE-th
+sequence of each batch; every loss is a token-mean over the global batch, so N processes compute the
+same update as one (tested: 2 processes = 1, replicated and sharded). Replicated (default): each
+process holds the whole model and gradients are summed before the step. `--fsdp` (`fsdp: true`):
+FSDP2 shards parameters, gradients and AdamW state — one unit per decoder layer plus a root
+`TokenLogProbs` module that owns the rest, so the fused log-prob's output-layer weight is gathered
+like any other — and checkpoints are gathered to rank 0 in the same files one process writes (a
+sharded run resumes unsharded and back). Rank 0 writes metrics and checkpoints. Limits: online
+training under FSDP is not implemented (rollouts need the whole policy: it raises and says so), and
+exact resume restores rank 0's RNG state only.
 """
 
 from agentkit.training.config import LoraConfig, TrainConfig

@@ -39,12 +39,11 @@ class SelectedLogProbs(torch.autograd.Function):
         ent = torch.zeros(n, dtype=torch.float32, device=hidden.device)
         for s in range(0, n, chunk):
             e = min(n, s + chunk)
-            z = (hidden[s:e].float() @ w.T) * inv_temp[s:e, None]
+            z = (hidden[s:e].float() @ w.T).mul_(inv_temp[s:e, None])
             lse = torch.logsumexp(z, dim=-1)
             logp[s:e] = z.gather(1, targets[s:e, None]).squeeze(1) - lse
             if with_entropy:
-                p = torch.softmax(z, dim=-1)
-                ent[s:e] = lse - (p * z).sum(-1)
+                ent[s:e] = lse - torch.linalg.vecdot(torch.softmax(z, dim=-1), z)
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(hidden, weight, targets, inv_temp, ent)
         ctx.chunk, ctx.with_entropy = chunk, with_entropy
@@ -66,13 +65,18 @@ class SelectedLogProbs(torch.autograd.Function):
         for s in range(0, n, ctx.chunk):
             e = min(n, s + ctx.chunk)
             h = hidden[s:e].float()
-            z = (h @ w.T) * inv_temp[s:e, None]
-            logp_all = torch.log_softmax(z, dim=-1)
-            p = logp_all.exp()
-            gz = -p * g_logp[s:e, None]
+            # In place throughout: two [chunk, V] tensors live at a time (z, then p), not six.
+            z = (h @ w.T).mul_(inv_temp[s:e, None])
+            z -= torch.logsumexp(z, dim=-1, keepdim=True)  # z is now log p
+            p = z.exp()
+            if use_ent:  # gz = −g_ent · p · (log p + H) − g_logp · p, built in z's memory
+                gz = z.add_(ent[s:e, None]).mul_(p).mul_(-g_ent[s:e, None])
+                gz.addcmul_(p, g_logp[s:e, None], value=-1.0)
+                del p
+            else:
+                gz = p.mul_(-g_logp[s:e, None])
+                del z
             gz.scatter_add_(1, targets[s:e, None], g_logp[s:e, None])
-            if use_ent:
-                gz -= g_ent[s:e, None] * p * (logp_all + ent[s:e, None])
             gz *= inv_temp[s:e, None]
             if grad_h is not None:
                 grad_h[s:e] = gz @ w

@@ -11,7 +11,8 @@ TRL must live in its own environment (it pins its own transformers):
     python tests/benchmarks/bench_train_trl.py --trl-python /tmp/trlvenv/bin/python --out bench_out/trl
 
 Each configuration runs in a fresh process (`--impl agentkit|trl --beta B [--full]`), so peak RSS is
-per configuration. Writes OUT/trl_compare.json and OUT/trl_compare.md.
+per configuration. TRL runs twice: as installed, and with the glibc malloc setting agentkit's Trainer
+applies to itself on CPU (agentkit.training.allocator) through MALLOC_* environment variables. Writes OUT/trl_compare.json and OUT/trl_compare.md.
 """
 
 from __future__ import annotations
@@ -160,8 +161,10 @@ def orchestrate(args: argparse.Namespace) -> None:
     if args.trl_results:  # TRL figures measured earlier in this session (same machine, same settings)
         results = json.loads(Path(args.trl_results).read_text())
     elif args.trl_python:
-        runs = [("trl", 0.0, True), ("trl", 0.04, True), *runs]
+        runs = [("trl", 0.0, True), ("trl", 0.04, True), ("trl+malloc", 0.0, True), ("trl+malloc", 0.04, True), *runs]
     for impl, beta, full in runs:
+        malloc = impl == "trl+malloc"  # TRL given the malloc setting agentkit's Trainer applies itself
+        impl = "trl" if malloc else impl
         python = args.trl_python if impl == "trl" else sys.executable
         cmd = [python, __file__, "--impl", impl, "--beta", str(beta), "--steps", str(args.steps), "--threads",
                str(args.threads), "--out", args.out, "--model", str(weights), "--tokenizer", str(tokenizer),
@@ -170,6 +173,8 @@ def orchestrate(args: argparse.Namespace) -> None:
             cmd.append("--full")
         print("running:", " ".join(cmd[1:]), flush=True)
         env = {**os.environ, "PYTHONPATH": ""} if impl == "trl" else dict(os.environ)
+        if malloc:
+            env.update(MALLOC_MMAP_MAX_="0", MALLOC_TRIM_THRESHOLD_=str(2**31 - 1))
         done = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if done.returncode != 0:
             print(done.stderr[-4000:], flush=True)
@@ -177,6 +182,8 @@ def orchestrate(args: argparse.Namespace) -> None:
             continue
         line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")][-1]
         res = summarise(json.loads(line[len("RESULT "):]))
+        if malloc:
+            res["impl"] += " + malloc reuse"
         print(json.dumps(res), flush=True)
         results.append(res)
     (out / "trl_compare.json").write_text(json.dumps({"threads": args.threads, "steps": args.steps,
