@@ -27,8 +27,8 @@ import torch
 from torch import nn
 
 from agentkit.training import checkpoint as ckpt
-from agentkit.training.allocator import keep_freed_memory
 from agentkit.training import distributed as dist
+from agentkit.training.allocator import keep_freed_memory
 from agentkit.training.config import TrainConfig
 from agentkit.training.credit import assign_credit, group_id, informative_groups, privileged_context
 from agentkit.training.logprobs import TokenLogProbs, decoder_layers

@@ -12,7 +12,8 @@ TRL must live in its own environment (it pins its own transformers):
 
 Each configuration runs in a fresh process (`--impl agentkit|trl --beta B [--full]`), so peak RSS is
 per configuration. TRL runs twice: as installed, and with the glibc malloc setting agentkit's Trainer
-applies to itself on CPU (agentkit.training.allocator) through MALLOC_* environment variables. Writes OUT/trl_compare.json and OUT/trl_compare.md.
+applies to itself on CPU (agentkit.training.allocator) through MALLOC_* environment variables.
+Writes OUT/trl_compare.json and OUT/trl_compare.md.
 """
 
 from __future__ import annotations
