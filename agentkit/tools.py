@@ -11,6 +11,7 @@ import inspect
 import json
 import queue
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -321,19 +322,31 @@ class _DaemonPool:
         return future
 
     def _work(self) -> None:
+        # An idle worker blocks SIGINT, so Ctrl-C reaches the main thread even while it waits in a
+        # terminal read (a signal taken by this thread would not wake that read). A running tool
+        # (and any process it starts) gets the normal signal mask.
+        _interrupts(block=True)
         while (job := self._jobs.get()) is not None:
             future, fn, args = job
             if future.set_running_or_notify_cancel():
+                _interrupts(block=False)
                 try:
                     future.set_result(fn(*args))
                 except BaseException as exc:
                     future.set_exception(exc)
+                finally:
+                    _interrupts(block=True)
             with self._lock:
                 self._idle += 1
 
     def close(self) -> None:
         for _ in self._threads:
             self._jobs.put(None)
+
+
+def _interrupts(*, block: bool) -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK if block else signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _invoke(t: Tool, kwargs: dict[str, Any]) -> Any:
