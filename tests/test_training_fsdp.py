@@ -53,9 +53,36 @@ WORKER = textwrap.dedent(
 )
 
 
-def _run(tmp_path: Path, name: str, procs: int, *, fsdp: bool, lora: bool = False, resume: str = "") -> dict:
+ONLINE_WORKER = textwrap.dedent(
+    """
+    import json, sys, torch
+    torch.set_num_threads(1)
+    sys.path.insert(0, {tests!r})
+    from test_training_online import LengthEnv
+    from test_training_trainer import cfg
+    from agentkit.models.tiny import tiny_llama
+    from agentkit.training import distributed as dist
+    from agentkit.training.config import LoraConfig
+    from agentkit.training.trainer import Trainer
+
+    model, tok = tiny_llama(seed=0)
+    config = cfg(lora=LoraConfig(enabled=False), fsdp=True, old_logprobs="logged", max_steps=2, tasks_per_step=2,
+                 group_size=4, max_new_tokens=8, max_turns=1, lr=1e-2, micro_batch_size=2)
+    trainer = Trainer(model, config, tokenizer=tok, out_dir={out!r})
+    summary = trainer.fit(LengthEnv())
+    if dist.is_main():
+        records = [json.loads(line) for line in open({out!r} + "/metrics.jsonl")]
+        rollouts = sum(1 for _ in open({out!r} + "/rollouts.jsonl"))
+        torch.save({{"summary": summary, "records": records, "rollouts": rollouts,
+                    "sharded": dist.is_sharded(trainer.scorer)}}, {result!r})
+    """
+)
+
+
+def _run(tmp_path: Path, name: str, procs: int, *, fsdp: bool = False, lora: bool = False, resume: str = "",
+         worker: str = WORKER) -> dict:
     script, result = tmp_path / f"{name}.py", tmp_path / f"{name}.pt"
-    script.write_text(WORKER.format(tests=str(Path(__file__).parent), out=str(tmp_path / name), result=str(result),
+    script.write_text(worker.format(tests=str(Path(__file__).parent), out=str(tmp_path / name), result=str(result),
                                     fsdp=fsdp, lora=lora, resume=resume))
     port = 29600 + abs(hash(name)) % 300
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(procs), "--master_port", str(port),
@@ -104,6 +131,18 @@ def test_fsdp_full_matches_one_process_and_checkpoints_cross_over(tmp_path: Path
 def test_fsdp_lora_matches_one_process(tmp_path: Path) -> None:
     _assert_same_step(_run(tmp_path, "lora_one", 1, fsdp=False, lora=True),
                       _run(tmp_path, "lora_sharded", 2, fsdp=True, lora=True))
+
+
+@pytest.mark.slow
+def test_fsdp_online_rollouts_sample_from_the_sharded_policy(tmp_path: Path) -> None:
+    out = _run(tmp_path, "online", 2, worker=ONLINE_WORKER)
+    assert out["sharded"] and out["summary"]["steps"] == 2
+    assert out["rollouts"] == 2 * 2 * 4  # steps × tasks × group, gathered from both processes
+    trained = [r for r in out["records"] if "ratio_max" in r]
+    assert len(trained) >= 1
+    for record in trained:  # logged log-probs = the policy being trained: rollouts used its gathered weights
+        assert record["ratio_max"] == pytest.approx(1.0, abs=1e-3)
+        assert record["skipped"] == 0 and record["loss"] == record["loss"]
 
 
 def test_optimizer_state_by_name_round_trip() -> None:

@@ -106,11 +106,12 @@ def test_cli_train_and_report(tmp_path: Path) -> None:
     assert bad.exit_code != 0 and "matches no file" in bad.output
 
 
-def test_online_training_refuses_sharded_weights(tmp_path: Path) -> None:
+def test_online_training_with_sharded_weights_refuses_an_outside_rollout_engine(tmp_path: Path) -> None:
     model, tok = tiny_llama(seed=0)
-    trainer = Trainer(model, TrainConfig(progress=False, save_every=0), tokenizer=tok, out_dir=tmp_path)
+    trainer = Trainer(model, TrainConfig(progress=False, save_every=0), tokenizer=tok, out_dir=tmp_path,
+                      rollout=LocalRollout(tiny_local_model(seed=1)))
     trainer.fsdp = True  # as under torchrun with fsdp: true
-    with pytest.raises(NotImplementedError, match="offline"):
+    with pytest.raises(NotImplementedError, match="vLLM"):
         trainer.fit(LengthEnv())
 
 

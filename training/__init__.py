@@ -33,9 +33,12 @@ process holds the whole model and gradients are summed before the step. `--fsdp`
 FSDP2 shards parameters, gradients and AdamW state — one unit per decoder layer plus a root
 `TokenLogProbs` module that owns the rest, so the fused log-prob's output-layer weight is gathered
 like any other — and checkpoints are gathered to rank 0 in the same files one process writes (a
-sharded run resumes unsharded and back). Rank 0 writes metrics and checkpoints. Limits: online
-training under FSDP is not implemented (rollouts need the whole policy: it raises and says so), and
-exact resume restores rank 0's RNG state only.
+sharded run resumes unsharded and back). Online under FSDP, each process gathers the whole policy
+for its rollouts (`distributed.whole_weights`: one all-gather, then sampling without collectives)
+and frees it before the update — rollout memory is the full model, training memory is sharded.
+Rank 0 writes metrics and checkpoints. Limits: under FSDP only the local sampler rolls out (shipping
+gathered weights to vLLM is not implemented; it raises and says so), and exact resume restores rank
+0's RNG state only.
 """
 
 from agentkit.training.config import LoraConfig, TrainConfig

@@ -122,7 +122,7 @@ class TrainConfig(BaseModel):
     again; ~30% faster steps (see agentkit.training.allocator). Changes process-wide malloc settings."""
     fsdp: bool = False
     """Under torchrun: shard parameters, gradients and optimizer state across the processes (FSDP2, one
-    unit per decoder layer) instead of replicating them. Offline only; ignored in one process."""
+    unit per decoder layer) instead of replicating them. Ignored in one process."""
     share_prompts: bool = True
     """Run a prompt shared by several sequences (a task's G samples) through the model once per
     micro-batch and continue from its KV cache; same result, less compute. Off with gradient

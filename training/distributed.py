@@ -16,7 +16,9 @@ Nothing here is active in a single process: `world_size()` is 1 and every helper
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -116,6 +118,29 @@ def is_sharded(module: nn.Module) -> bool:
     from torch.distributed.fsdp import FSDPModule
 
     return any(isinstance(m, FSDPModule) for m in module.modules())
+
+
+@contextlib.contextmanager
+def whole_weights(root: nn.Module) -> Iterator[None]:
+    """Inside, every process holds the whole (unsharded) weights of a sharded `root`, and forwards
+    through any part of it run locally, without collectives — so each process can roll out on its
+    own, for as many tokens as it likes. One all-gather on entry (every process must enter), freed on exit.
+    The root must have run one forward first (FSDP picks its root then)."""
+    from torch.distributed.fsdp import FSDPModule
+
+    units = [m for m in root.modules() if isinstance(m, FSDPModule)]
+    layers = [u for u in units if u is not root]  # `shard` left them resharding after forward; the root not
+    for unit in layers:
+        unit.set_reshard_after_forward(False, recurse=False)
+    for unit in units:
+        unit.unshard()
+    try:
+        yield
+    finally:
+        for unit in units:
+            unit.reshard()
+        for unit in layers:
+            unit.set_reshard_after_forward(True, recurse=False)
 
 
 def full_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -8,6 +8,7 @@ and makes one batch update on the rest; then the rollout engine is synced with t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,11 +32,10 @@ def fit_online(trainer: Trainer, env: Any, tasks: Sequence[Any] | None = None) -
     from agentkit.training.trainer import _permutation, _progress
 
     cfg = trainer.config
-    if trainer.fsdp:
+    if trainer.fsdp and trainer.rollout is not None:
         raise NotImplementedError(
-            "online training with sharded weights (fsdp) is not implemented: rollouts need the whole policy in "
-            "one place (a local sampler or a vLLM server fed with gathered weights). Train offline on logged "
-            "rollouts (--data), or online without fsdp (data parallel)."
+            "online training with sharded weights (fsdp) rolls out with the local sampler only: shipping "
+            "gathered weights to a rollout engine such as vLLM is not implemented. Drop the engine, or fsdp."
         )
     if trainer.rollout is None:
         if trainer.local is None:
@@ -66,9 +66,12 @@ def fit_online(trainer: Trainer, env: Any, tasks: Sequence[Any] | None = None) -
             trainer.position = {"epoch": trainer.position["epoch"], "cursor": cursor + len(take)}
             trainer.policy.eval()
             batch: list[Trajectory] = []
-            for task in take[dist.rank() :: dist.world_size()]:  # each process rolls out its share
-                for _ in range(cfg.group_size):
-                    batch.append(run_episode(make_agent, env, task, metadata={"train_step": trainer.step}))
+            # Sharded: every process gathers the whole policy for its rollouts and frees it afterwards.
+            whole = dist.whole_weights(trainer.scorer) if trainer.fsdp else contextlib.nullcontext()
+            with whole:
+                for task in take[dist.rank() :: dist.world_size()]:  # each process rolls out its share
+                    for _ in range(cfg.group_size):
+                        batch.append(run_episode(make_agent, env, task, metadata={"train_step": trainer.step}))
             batch = dist.gather_objects(batch)
             if dist.is_main():
                 for traj in batch:

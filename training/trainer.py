@@ -34,7 +34,7 @@ from agentkit.training.credit import assign_credit, group_id, informative_groups
 from agentkit.training.logprobs import TokenLogProbs, decoder_layers
 from agentkit.training.losses import kl_k3, ppo_clip_loss, sdar_loss, token_mean
 from agentkit.training.metrics import MetricsLog
-from agentkit.training.sequences import MissingTokensError, PackedBatch, build_sequences, collate
+from agentkit.training.sequences import MissingTokensError, PackedBatch, TokenSequence, build_sequences, collate
 from agentkit.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class Trainer:
             if cfg.lora.enabled:
                 self.policy.enable_input_require_grads()  # type: ignore[operator]
         self.device = next(self.policy.parameters()).device
+        self.pad_id = _pad_id(self.tokenizer)
         frozen_ref = None  # full fine-tuning with KL: a frozen copy of the start weights (LoRA: adapter off)
         if cfg.kl_coef > 0 and not cfg.lora.enabled:
             frozen_ref = copy.deepcopy(self.module).eval().requires_grad_(False)
@@ -88,6 +89,7 @@ class Trainer:
             dist.shard(self.scorer, decoder_layers(self.policy))
             if frozen_ref is not None:
                 dist.shard(self._ref_scorer, decoder_layers(frozen_ref))
+            self._warm_up_shards()
         self.params = [p for p in self.policy.parameters() if p.requires_grad]
         # Fused AdamW: one kernel over all parameters (7× faster than the loop on CPU); FSDP: per-tensor.
         fast = {"foreach": True} if self.fsdp else {"fused": True}
@@ -102,7 +104,6 @@ class Trainer:
         self.amp_dtype = _amp_dtype(cfg.dtype, self.device)
         # Sharded, every process must run the same passes: a prompt-sharing pass count varies with the data.
         self._share_prompts = cfg.share_prompts and not cfg.gradient_checkpointing and not self.fsdp
-        self.pad_id = _pad_id(self.tokenizer)
         self.rollout = rollout
         self.step = 0
         self.position = {"epoch": 0, "cursor": 0}
@@ -308,6 +309,18 @@ class Trainer:
         return record
 
     # -- helpers --------------------------------------------------------------------------------
+    def _warm_up_shards(self) -> None:
+        """One tiny no-grad forward through each sharded root: FSDP settles which module is its root on
+        the first forward, which must go through the root (rollouts call the inner LM directly)."""
+        probe = TokenSequence(trajectory=0, context="probe", input_ids=[self.pad_id] * 2, loss_mask=[0, 1],
+                              old_logprobs=[0.0, 0.0], temperatures=[1.0, 1.0], turn_ids=[-1, 0])
+        batch = collate([probe], pad_id=self.pad_id).to(self.device)
+        with torch.no_grad():
+            for scorer in (self.scorer, self._ref_scorer):
+                if scorer is not None:
+                    scorer(batch)
+                    scorer.reshard()  # a root keeps its weights gathered after forward; the optimizer needs shards
+
     def _all_finite(self, loss: torch.Tensor) -> bool:
         """Whether the loss is finite (sharded: on every process, so all skip the step together)."""
         ok = bool(torch.isfinite(loss))
