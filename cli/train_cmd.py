@@ -86,18 +86,24 @@ def train(
         if not paths:
             raise typer.BadParameter("give --data FILES (trajectory JSONL) or --online --env NAME")
         source = paths
-        console.print(f"training on {len(paths)} log file(s): {', '.join(str(p) for p in paths[:5])}")
 
+    from agentkit.training import distributed
     from agentkit.training.trainer import Trainer
 
-    trainer = Trainer(model, cfg, out_dir=out)
-    out.mkdir(parents=True, exist_ok=True)
-    cfg.save(out / "config.yaml")
+    trainer = Trainer(model, cfg, out_dir=out)  # joins the process group under torchrun
+    main = distributed.is_main()  # under torchrun, rank 0 reports for everyone
+    if main:
+        out.mkdir(parents=True, exist_ok=True)
+        cfg.save(out / "config.yaml")
+        if not (online or env):
+            console.print(f"training on {len(paths)} log file(s): {', '.join(str(p) for p in paths[:5])}")
     try:
         summary = trainer.fit(source, resume=resume)
     except (ValueError, FileNotFoundError, NotImplementedError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
+    if not main:
+        return
     console.print(
         f"done: {summary['steps']} steps, {summary['groups_used']} groups used, {summary['groups_dropped']} dropped "
         f"(equal rewards), {summary['nan_skipped']} NaN steps skipped; checkpoints and metrics in {out}"

@@ -55,7 +55,7 @@ def fit_online(trainer: Trainer, env: Any, tasks: Sequence[Any] | None = None) -
 
     rollouts_path = trainer.out_dir / "rollouts.jsonl"
     last: dict[str, Any] = {}
-    with _progress(cfg.progress, cfg.max_steps, trainer.step) as advance:
+    with _progress(cfg.progress and dist.is_main(), cfg.max_steps, trainer.step) as advance:
         while trainer.step < cfg.max_steps:
             perm = _permutation(len(task_list), cfg.seed + trainer.position["epoch"])
             cursor = trainer.position["cursor"]

@@ -392,7 +392,7 @@ class Trainer:
         self.counters["groups_used"] = len(groups)
         names = list(groups)
         last: dict[str, Any] = {}
-        with _progress(cfg.progress, cfg.max_steps, self.step) as advance:
+        with _progress(cfg.progress and dist.is_main(), cfg.max_steps, self.step) as advance:
             while self.step < cfg.max_steps and self.position["epoch"] < cfg.epochs:
                 perm = _permutation(len(names), cfg.seed + self.position["epoch"])
                 cursor = self.position["cursor"]
