@@ -65,7 +65,7 @@ class SelectedLogProbs(torch.autograd.Function):
         for s in range(0, n, ctx.chunk):
             e = min(n, s + ctx.chunk)
             h = hidden[s:e].float()
-            # In place throughout: two [chunk, V] tensors live at a time (z, then p), not six.
+            # In place: z and p (plus logsumexp's temporary) are the only [chunk, V] tensors alive, not ~6.
             z = (h @ w.T).mul_(inv_temp[s:e, None])
             z -= torch.logsumexp(z, dim=-1, keepdim=True)  # z is now log p
             p = z.exp()
