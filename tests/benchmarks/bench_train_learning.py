@@ -151,7 +151,8 @@ def train_one(algo: str, args: argparse.Namespace, train: list[dict], held: list
     if before is None:  # the same base model and evaluation seed: one "before" serves every algorithm
         before = {"train": evaluate(local, ev_train, args.max_new), "heldout": evaluate(local, held, args.max_new)}
     print(f"[{algo}] before: {json.dumps(before)}", flush=True)
-    config = TrainConfig(algo=algo, lr=args.lr, kl_coef=args.kl, max_steps=args.steps, micro_batch_size=8,
+    config = TrainConfig(algo=algo, lr=args.lr, kl_coef=args.kl, entropy_coef=args.entropy, max_steps=args.steps,
+                         micro_batch_size=8,
                          group_size=args.group, tasks_per_step=args.tasks_per_step, save_every=0, progress=False,
                          lora=LoraConfig(r=16, alpha=32), seed=args.seed)
     trainer = Trainer(local, config, out_dir=out)
@@ -185,6 +186,7 @@ def main() -> None:
     p.add_argument("--minutes", type=float, default=9.0, help="training wall-time budget per algorithm")
     p.add_argument("--lr", type=float, default=2e-4)
     p.add_argument("--kl", type=float, default=0.0)
+    p.add_argument("--entropy", type=float, default=0.0, help="entropy bonus coefficient (against entropy collapse)")
     p.add_argument("--group", type=int, default=4)
     p.add_argument("--tasks-per-step", type=int, default=4)
     p.add_argument("--max-new", type=int, default=40)
