@@ -126,3 +126,20 @@ def test_rollout_sampling_follows_the_distribution() -> None:
         counts[torch.arange(2), _sample(logp, gen)] += 1
     assert counts[0, 3] == 0  # a token with probability 0 is never drawn
     assert torch.allclose(counts / 4000, logp.exp(), atol=0.03)
+
+
+def test_metrics_reach_tensorboard(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from agentkit.training.metrics import MetricsLog
+
+    log = MetricsLog(tmp_path, tensorboard=True)
+    for step, loss in [(1, 0.5), (2, 0.25)]:
+        log.write({"step": step, "loss": loss, "reward_mean": step / 10, "grad_norm": float("nan")})
+    log.close()
+    events = EventAccumulator(str(tmp_path / "tensorboard"))
+    events.Reload()
+    assert {"loss", "reward_mean"} <= set(events.Tags()["scalars"])
+    assert "grad_norm" not in events.Tags()["scalars"]  # a NaN is logged as null in JSONL, skipped here
+    assert [(e.step, e.value) for e in events.Scalars("loss")] == [(1, 0.5), (2, 0.25)]
