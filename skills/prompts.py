@@ -1,5 +1,7 @@
 """The prompts of the skill cycle (Skill1): query, rerank, utilize, distill. Data, not code."""
 
+import re
+
 QUERY_SYSTEM = (
     "You are choosing which skill from a skill library could help with a task. Do not solve the task. "
     "Write one short sentence describing the kind of procedure the task needs, as a search query, "
@@ -51,12 +53,8 @@ Write the skill as JSON with these keys:
  "lessons": ["a pitfall to avoid or a check to make"],
  "success": true}}"""
 
-# The template's placeholder texts: a distillation that copies them back is refused.
-DISTILL_PLACEHOLDERS = frozenset({
-    "short-kebab-case-name",
-    "one line: what problem this procedure solves (used to find the skill)",
-    "one line: which tasks it fits",
-    "a step of the procedure",
-    "two or three sentences on how to approach such tasks",
-    "a pitfall to avoid or a check to make",
-})
+# The template's placeholder texts (read from it, so they cannot drift): a distillation that copies
+# them back is refused.
+DISTILL_PLACEHOLDERS = frozenset(
+    re.findall(r'"(?:name|description|when_to_use|goal|strategy|lessons)": \[?"([^"]+)"', DISTILL_USER)
+)
