@@ -274,8 +274,6 @@ def map_of(trajectory: Any) -> CognitiveMap | None:
 # -- the exploration cache ------------------------------------------------------------------------
 
 
-
-
 def environment_identity(tools: Sequence[Tool], environment: Any = None) -> str:
     """Name an environment for the exploration cache.
 

@@ -30,8 +30,6 @@ from agentkit.skills.skillmd import atomic_write
 LIBRARY_FILE = "library.json"
 
 
-
-
 def default_library_path() -> Path:
     """Where the skill library lives unless told otherwise: `$AGENTKIT_HOME/skills`."""
     return agentkit_home() / "skills"

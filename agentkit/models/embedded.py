@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 _lock = threading.Lock()
 
 
-
-
 def embedded_gguf_path() -> Path:
     """The packaged SmolLM2 GGUF file; `ModelConfigError` with the install command when it is missing."""
     spec = importlib.util.find_spec(PACKAGE)
