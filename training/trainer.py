@@ -228,46 +228,44 @@ class Trainer:
             with self._autocast():
                 logp, ent = self.scorer(b, chunk=cfg.logprob_chunk, with_entropy=True,
                                         share_prompts=self._share_prompts)
-            if k >= len(batches):  # only to keep step with the other processes' gathers and reductions
-                if not self._all_finite(zero := (logp.sum() + ent.sum()) * 0.0):
-                    finite = False
-                    break
-                zero.backward()
-                continue
-            old = old_lp[k] if old_lp is not None else logp.detach()
-            ones = torch.ones_like(logp)
-            loss = logp.new_zeros(())
-            for tr in tracks:
-                pg, n_clipped = ppo_clip_loss(logp, old, b.values[f"adv:{tr.name}"], b.values[f"mask:{tr.name}"],
-                                              clip_low=cfg.clip_low, clip_high=cfg.clip_high, denom=denom[tr.name])
-                loss = loss + tr.weight * pg
-                add(f"pg_loss_{tr.name}", float(pg.detach()))
-                add(f"clipped_{tr.name}", float(n_clipped))
-            entropy = token_mean(ent, ones, denom["all"])
-            add("entropy", float(entropy.detach()))
-            if cfg.entropy_coef:
-                loss = loss - cfg.entropy_coef * entropy
-            if ref_lp is not None:
-                kl = token_mean(kl_k3(logp, ref_lp[k]), ones, denom["all"])
-                loss = loss + cfg.kl_coef * kl
-                add("kl", float(kl.detach()))
-            if teacher_lp is not None:
-                mask = b.values["mask:sdar"]
-                l_sdar, gate = sdar_loss(logp, teacher_lp[k], mask, beta=cfg.sdar_beta, denom=denom["sdar"])
-                loss = loss + cfg.sdar_coef * l_sdar
-                add("sdar_loss", float(l_sdar.detach()))
-                add("gate_sum", float((gate * mask).sum()))
-                add("gate_pos", float(((gate > 0.5).float() * mask).sum()))
-                add("delta_sum", float(((teacher_lp[k] - logp.detach()) * mask).sum()))
-            add("ratio_max", 0.0)
-            sums["ratio_max"] = max(sums["ratio_max"], float(torch.exp(logp.detach() - old).max()))
-            add("loss", float(loss.detach()))
+            if k >= len(batches):  # a pass only to keep step with the other processes' gathers (FSDP)
+                loss = (logp.sum() + ent.sum()) * 0.0
+            else:
+                old = old_lp[k] if old_lp is not None else logp.detach()
+                ones = torch.ones_like(logp)
+                loss = logp.new_zeros(())
+                for tr in tracks:
+                    pg, n_clipped = ppo_clip_loss(logp, old, b.values[f"adv:{tr.name}"], b.values[f"mask:{tr.name}"],
+                                                  clip_low=cfg.clip_low, clip_high=cfg.clip_high, denom=denom[tr.name])
+                    loss = loss + tr.weight * pg
+                    add(f"pg_loss_{tr.name}", float(pg.detach()))
+                    add(f"clipped_{tr.name}", float(n_clipped))
+                entropy = token_mean(ent, ones, denom["all"])
+                add("entropy", float(entropy.detach()))
+                if cfg.entropy_coef:
+                    loss = loss - cfg.entropy_coef * entropy
+                if ref_lp is not None:
+                    kl = token_mean(kl_k3(logp, ref_lp[k]), ones, denom["all"])
+                    loss = loss + cfg.kl_coef * kl
+                    add("kl", float(kl.detach()))
+                if teacher_lp is not None:
+                    mask = b.values["mask:sdar"]
+                    l_sdar, gate = sdar_loss(logp, teacher_lp[k], mask, beta=cfg.sdar_beta, denom=denom["sdar"])
+                    loss = loss + cfg.sdar_coef * l_sdar
+                    add("sdar_loss", float(l_sdar.detach()))
+                    add("gate_sum", float((gate * mask).sum()))
+                    add("gate_pos", float(((gate > 0.5).float() * mask).sum()))
+                    add("delta_sum", float(((teacher_lp[k] - logp.detach()) * mask).sum()))
+                add("ratio_max", 0.0)
+                sums["ratio_max"] = max(sums["ratio_max"], float(torch.exp(logp.detach() - old).max()))
+                add("loss", float(loss.detach()))
             if not self._all_finite(loss):
                 finite = False
                 break
             loss.backward()
 
-        finite = dist.all_true(finite, self.device)
+        if not self.fsdp:  # sharded, `_all_finite` already agreed on every pass
+            finite = dist.all_true(finite, self.device)
         keys = sorted(k for k in sums if k != "ratio_max")
         if dist.active():  # every process reports the same keys: missing ones (empty shard) are zeros
             keys = sorted({f"{p}_{tr.name}" for tr in tracks for p in ("pg_loss", "clipped")} | {"loss", "entropy"}
