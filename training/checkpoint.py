@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 CKPT_PREFIX = "ckpt-"
 
 
+def trainable_names(model: nn.Module) -> list[str]:
+    """The trainable parameters' names, in the order the optimizer was given them."""
+    return [n for n, p in model.named_parameters() if p.requires_grad]
+
+
 def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
     """The trainable parameters by name (detached CPU copies)."""
     return {n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad}
@@ -79,9 +84,9 @@ def save_checkpoint(
         torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     else:
         whole, named_optimizer = gathered
-        trainable = [n for n, p in model.named_parameters() if p.requires_grad]
-        torch.save({n: whole[n] for n in trainable}, tmp / "trainable.pt")
-        torch.save(optimizer_by_index(named_optimizer, trainable), tmp / "optimizer.pt")
+        names = trainable_names(model)
+        torch.save({n: whole[n] for n in names}, tmp / "trainable.pt")
+        torch.save(optimizer_by_index(named_optimizer, names), tmp / "optimizer.pt")
     torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
     torch.save(rng_state(), tmp / "rng.pt")
     (tmp / "state.json").write_text(json.dumps({"step": step, **state}, indent=2))
@@ -164,8 +169,8 @@ def load_checkpoint(
                          "resume with the same model and LoRA settings")
     optimizer_state = torch.load(path / "optimizer.pt", map_location="cpu", weights_only=False)
     if distributed.is_sharded(model):
-        trainable = [n for n, p in model.named_parameters() if p.requires_grad]
-        distributed.load_full_state(model, optimizer, weights, optimizer_by_name(optimizer_state, trainable))
+        named = optimizer_by_name(optimizer_state, trainable_names(model))
+        distributed.load_full_state(model, optimizer, weights, named)
     else:
         with torch.no_grad():
             for name, value in weights.items():
