@@ -13,6 +13,7 @@ The chat is built from parts other modules can extend:
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -282,6 +283,8 @@ def chat_loop(session: ChatSession, stdin: TextIO | None = None) -> None:
     console = session.console
     prompt = PROMPT
     if interactive:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # inherited from a launcher: Ctrl-C must work here
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
 

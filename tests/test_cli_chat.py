@@ -104,6 +104,9 @@ class Terminal:
         pid, fd = pty.fork()
         if pid == 0:  # the child: becomes the program
             try:
+                # A test run started in the background may ignore SIGINT, and that survives exec:
+                # give the program the Ctrl-C a user's terminal would.
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.chdir(cwd)
                 os.execve(argv[0], argv, env)
             finally:
