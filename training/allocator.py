@@ -6,7 +6,10 @@ output-layer gradients: 113 MB each for SmolLM2) several times per micro-batch, 
 faulted in and zeroed by the kernel again. `keep_freed_memory` turns mmap serving off and heap
 trimming (almost) off: freed blocks stay in the process and are reused. Measured on SmolLM2-135M
 full fine-tuning (tests/benchmarks/bench_train_trl.py): the update is ~30% faster and peak RSS about
-the same (the peak is live tensors either way). It changes process-wide malloc settings, so the
+the same (the peak is live tensors either way). One cost: torch asks for 64-byte-aligned blocks, which
+glibc carves from a request a few bytes bigger than the block itself, so a block freed between live
+small ones cannot serve the next request of the same size; until freed neighbours coalesce (a few
+cycles), such blocks stay unused in the heap. It changes process-wide malloc settings, so the
 Trainer applies it only on CPU and only with `TrainConfig.keep_freed_memory` (default on).
 """
 
