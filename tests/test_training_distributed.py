@@ -56,3 +56,56 @@ def test_two_processes_match_one(tmp_path: Path) -> None:
     assert results[1]["kl"] == pytest.approx(results[2]["kl"], abs=1e-7)
     for a, b in zip(results[1]["grads"], results[2]["grads"], strict=True):
         assert torch.allclose(a, b, atol=1e-6, rtol=1e-4)
+
+
+ONLINE_WORKER = textwrap.dedent(
+    """
+    import sys, torch
+    torch.set_num_threads(1)
+    sys.path.insert(0, {tests!r})
+    from test_training_online import LengthEnv
+    from test_training_trainer import cfg
+    from agentkit.models.tiny import tiny_llama
+    from agentkit.training.config import LoraConfig
+    from agentkit.training.trainer import Trainer
+
+    model, tok = tiny_llama(seed=0)
+    config = cfg(lora=LoraConfig(enabled=False), max_steps={steps}, tasks_per_step=2, group_size=4,
+                 max_new_tokens=8, max_turns=1, lr=1e-2, micro_batch_size=2)
+    trainer = Trainer(model, config, tokenizer=tok, out_dir={out!r})
+    if {resume}:
+        trainer.resume()
+    trainer.fit(LengthEnv())
+    """
+)
+
+
+def _torchrun(script: Path, procs: int = 2) -> None:
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(procs), "--master_port", "29511",
+           str(script)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _step_rollouts(out: Path, step: int) -> list[tuple[str, list[int]]]:
+    from agentkit.trajectory import read_jsonl
+
+    runs = [t for t in read_jsonl(out / "rollouts.jsonl") if t.metadata.get("train_step") == step]
+    return [(t.task_id, [tok for turn in t.turns for tok in turn.completion_ids]) for t in runs]
+
+
+@pytest.mark.slow
+def test_resumed_online_run_samples_what_the_uninterrupted_run_sampled(tmp_path: Path) -> None:
+    """Every process's RNG is checkpointed: after resume, each process draws the rollouts it would have."""
+    tests = str(Path(__file__).parent)
+    runs = {"whole": [(2, False)], "split": [(1, False), (2, True)]}
+    for name, legs in runs.items():
+        for i, (steps, resume) in enumerate(legs):
+            script = tmp_path / f"{name}{i}.py"
+            script.write_text(ONLINE_WORKER.format(tests=tests, out=str(tmp_path / name), steps=steps, resume=resume))
+            _torchrun(script)
+    whole, split = _step_rollouts(tmp_path / "whole", 1), _step_rollouts(tmp_path / "split", 1)
+    assert len(whole) == 8 and len({t for t, _ in whole}) == 2  # two processes, one task of 4 rollouts each
+    assert whole == split
+    assert _step_rollouts(tmp_path / "whole", 0) == _step_rollouts(tmp_path / "split", 0)

@@ -143,3 +143,46 @@ def test_metrics_reach_tensorboard(tmp_path: Path) -> None:
     assert {"loss", "reward_mean"} <= set(events.Tags()["scalars"])
     assert "grad_norm" not in events.Tags()["scalars"]  # a NaN is logged as null in JSONL, skipped here
     assert [(e.step, e.value) for e in events.Scalars("loss")] == [(1, 0.5), (2, 0.25)]
+
+
+def _wandb_history(run_file: Path) -> list[dict[str, float]]:
+    """The history rows of an offline wandb run file: a LevelDB-style log of wandb `Record` protobufs."""
+    from wandb.proto.wandb_internal_pb2 import Record
+
+    data, rows, pos, chunks = run_file.read_bytes(), [], 7, b""  # a 7-byte file header, then 32 KiB blocks
+    while pos + 7 <= len(data):
+        if 32768 - pos % 32768 < 7:  # a block's tail too short for a header is padding
+            pos += 32768 - pos % 32768
+            continue
+        length, kind = int.from_bytes(data[pos + 4 : pos + 6], "little"), data[pos + 6]
+        chunks += data[pos + 7 : pos + 7 + length]
+        pos += 7 + length
+        if kind in (1, 4):  # a whole record, or the last piece of one
+            record = Record.FromString(chunks)
+            chunks = b""
+            if record.WhichOneof("record_type") == "history":
+                rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json)
+                             for item in record.history.item})
+    return rows
+
+
+def test_metrics_reach_wandb_and_a_resumed_run_continues_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("wandb")
+    from agentkit.training.metrics import MetricsLog
+
+    monkeypatch.setenv("WANDB_MODE", "offline")  # written to disk, never sent
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    log = MetricsLog(tmp_path, wandb_project="agentkit-test", run_config={"lr": 1e-6})
+    for step, loss in [(1, 0.5), (2, 0.25)]:
+        log.write({"step": step, "loss": loss, "grad_norm": float("nan")})
+    log.close()
+    resumed = MetricsLog(tmp_path, wandb_project="agentkit-test", resume_step=2)
+    resumed.write({"step": 3, "loss": 0.125})
+    resumed.close()
+    run_id = (tmp_path / "wandb-run-id").read_text().strip()
+    files = sorted((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))
+    assert [f.name for f in files] == [f"run-{run_id}.wandb"] * 2  # one run, continued
+    rows = [_wandb_history(f) for f in files]
+    assert [(r["_step"], r["loss"]) for r in rows[0]] == [(1, 0.5), (2, 0.25)]
+    assert [(r["_step"], r["loss"]) for r in rows[1]] == [(3, 0.125)]
+    assert all("grad_norm" not in r for r in rows[0])  # NaN is null in JSONL and not sent

@@ -172,6 +172,33 @@ def test_resume_continues_exactly(data: list[Trajectory], tmp_path: Path, lora: 
         assert a["loss"] == b["loss"] and a["kl"] == b["kl"] and a["grad_norm"] == b["grad_norm"]
 
 
+def test_rng_of_each_process_is_restored_and_a_changed_process_count_reseeds() -> None:
+    from agentkit.training.checkpoint import restore_rng, rng_state
+
+    states = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        states.append(rng_state())
+    saved = {"per_process": states}
+
+    def draws(rank: int, world: int) -> tuple[bool, torch.Tensor]:
+        return restore_rng(saved, rank, world), torch.rand(4)
+
+    exact, second = draws(1, 2)
+    assert exact and torch.equal(second, _rand_after(2))
+    # Resumed with three processes: rank 0 continues process 0's stream, the others get their own.
+    grown = [draws(rank, 3) for rank in range(3)]
+    assert not any(ok for ok, _ in grown)
+    assert torch.equal(grown[0][1], _rand_after(1))
+    assert len({tuple(x.tolist()) for _, x in grown}) == 3
+    assert restore_rng(states[0], 0, 1)  # rng.pt of older checkpoints: one state, not a list
+
+
+def _rand_after(seed: int) -> torch.Tensor:
+    torch.manual_seed(seed)
+    return torch.rand(4)
+
+
 def test_sdar_skill1_dual_track_steps(data: list[Trajectory], tmp_path: Path) -> None:
     model, tok = tiny_llama(seed=0)
     rec = Trainer(model, cfg(algo="sdar"), tokenizer=tok, out_dir=tmp_path / "s").train_on(data[:8])

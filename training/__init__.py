@@ -36,9 +36,11 @@ like any other — and checkpoints are gathered to rank 0 in the same files one 
 sharded run resumes unsharded and back). Online under FSDP, each process gathers the whole policy
 for its rollouts (`distributed.whole_weights`: one all-gather, then sampling without collectives)
 and frees it before the update — rollout memory is the full model, training memory is sharded.
-Rank 0 writes metrics and checkpoints. Limits: under FSDP only the local sampler rolls out (shipping
-gathered weights to vLLM is not implemented; it raises and says so), and exact resume restores rank
-0's RNG state only.
+Rank 0 writes metrics and checkpoints; a checkpoint holds every process's RNG state, so a resumed
+multi-process online run draws the rollouts the uninterrupted one would have (tested). Resumed with
+a different process count, the run continues with re-seeded streams, not bit-exactly (a warning says
+so). Limit: under FSDP only the local sampler rolls out (shipping gathered weights to vLLM is not
+implemented; it raises and says so).
 """
 
 from agentkit.training.config import LoraConfig, TrainConfig

@@ -3,7 +3,7 @@
 Layout of `OUT/ckpt-000120/`:
     trainable.pt   the trainable parameters (the LoRA adapter, or every weight), bit-exact
     optimizer.pt   optimizer state          scheduler.pt   LR scheduler state
-    rng.pt         Python, torch (and CUDA) RNG states
+    rng.pt         Python, torch (and CUDA) RNG states, one per process
     state.json     step, data position, counters
     config.yaml    the run's TrainConfig
     adapter/ or model/   the same weights in Transformers/peft format, for serving and `local:PATH`
@@ -53,6 +53,18 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def restore_rng(saved: dict[str, Any], rank: int, world_size: int) -> bool:
+    """Set this process's RNG from rng.pt's contents; False when the process count changed (not exact)."""
+    states = saved.get("per_process") or [saved]  # checkpoints before per-process states held one
+    if len(states) == world_size:
+        set_rng_state(states[rank])
+        return True
+    set_rng_state(states[0])
+    if rank:  # distinct streams per process again, derived from the rank
+        torch.manual_seed(random.Random(rank).getrandbits(63))
+    return False
+
+
 def save_checkpoint(
     out_dir: str | Path,
     step: int,
@@ -66,11 +78,13 @@ def save_checkpoint(
     export: bool = True,
     keep: int = 2,
     gathered: tuple[dict[str, Any], dict[str, Any]] | None = None,
+    rng_states: list[dict[str, Any]] | None = None,
 ) -> Path:
     """Write checkpoint `step` under `out_dir` atomically and prune all but the newest `keep`.
 
     `gathered`: (whole state dict, name-keyed optimizer state) of a sharded model, from
     `distributed.full_state`; the files are then the same as one process would write.
+    `rng_states`: every process's `rng_state()` in rank order (default: this process's).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -88,7 +102,7 @@ def save_checkpoint(
         torch.save({n: whole[n] for n in names}, tmp / "trainable.pt")
         torch.save(optimizer_by_index(named_optimizer, names), tmp / "optimizer.pt")
     torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
-    torch.save(rng_state(), tmp / "rng.pt")
+    torch.save({"per_process": rng_states or [rng_state()]}, tmp / "rng.pt")
     (tmp / "state.json").write_text(json.dumps({"step": step, **state}, indent=2))
     (tmp / "config.yaml").write_text(config_yaml)
     if export:
@@ -177,5 +191,9 @@ def load_checkpoint(
                 params[name].copy_(value.to(params[name].device))
         optimizer.load_state_dict(optimizer_state)
     scheduler.load_state_dict(torch.load(path / "scheduler.pt", map_location="cpu", weights_only=False))
-    set_rng_state(torch.load(path / "rng.pt", weights_only=False))
+    saved_rng = torch.load(path / "rng.pt", weights_only=False)
+    if not restore_rng(saved_rng, distributed.rank(), distributed.world_size()):
+        log.warning("%s was written by %d process(es), this run has %d: random streams are re-seeded, so the "
+                    "run continues but not bit-exactly", path, len(saved_rng.get("per_process") or [0]),
+                    distributed.world_size())
     return json.loads((path / "state.json").read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +36,7 @@ class MetricsLog:
             except ImportError:
                 log.warning("tensorboard is not installed (pip install tensorboard); logging JSONL only")
         if wandb_project:
-            try:
-                import wandb
-
-                self._wandb = wandb.init(project=wandb_project, config=run_config or {}, resume="allow")
-            except ImportError:
-                log.warning("wandb is not installed (pip install wandb); logging JSONL only")
+            self._wandb = _wandb_run(Path(out_dir), wandb_project, run_config or {}, resume_step is not None)
 
     def write(self, record: dict[str, Any]) -> None:
         clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
@@ -59,6 +55,19 @@ class MetricsLog:
             self._tb.close()
         if self._wandb is not None:
             self._wandb.finish()
+
+
+def _wandb_run(out_dir: Path, project: str, config: dict[str, Any], resume: bool) -> Any:
+    """A wandb run writing under OUT/wandb; a resumed training continues the run it started."""
+    try:
+        import wandb
+    except ImportError:
+        log.warning("wandb is not installed (pip install wandb); logging JSONL only")
+        return None
+    id_file = out_dir / "wandb-run-id"
+    run_id = id_file.read_text().strip() if resume and id_file.exists() else secrets.token_hex(4)
+    id_file.write_text(run_id + "\n")
+    return wandb.init(project=project, id=run_id, resume="allow", dir=str(out_dir), config=config)
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:

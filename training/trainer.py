@@ -198,12 +198,13 @@ class Trainer:
         self._last_saved = self.step
         final = self.out_dir / f"{ckpt.CKPT_PREFIX}{self.step:06d}"
         gathered = dist.full_state(self.policy, self.optimizer) if self.fsdp else None  # every process takes part
+        rng_states = dist.gather_objects([ckpt.rng_state()])
         if not dist.is_main():
             dist.barrier()
             return final
         path = ckpt.save_checkpoint(
             self.out_dir, self.step, model=self.policy, optimizer=self.optimizer, scheduler=self.scheduler,
-            gathered=gathered,
+            gathered=gathered, rng_states=rng_states,
             state={"position": self.position, "counters": self.counters},
             config_yaml=yaml.safe_dump(self.config.model_dump(mode="json"), sort_keys=False),
             tokenizer=self.tokenizer, keep=self.config.keep_checkpoints,
