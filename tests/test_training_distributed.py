@@ -1,4 +1,4 @@
-"""Data parallel under torchrun (2 CPU processes, gloo): the summed gradient equals one process's."""
+"""Data parallel under torchrun or accelerate launch (2 CPU processes, gloo): the same step as one process."""
 
 from __future__ import annotations
 
@@ -40,22 +40,29 @@ WORKER = textwrap.dedent(
 @pytest.mark.slow
 def test_two_processes_match_one(tmp_path: Path) -> None:
     tests = str(Path(__file__).parent)
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--master_port", "29502", "--nproc_per_node"]
+    # accelerate's multi-process launch (--multi_gpu runs torchrun underneath; on CPU it uses gloo too)
+    accelerate = [str(Path(sys.executable).parent / "accelerate"), "launch", "--multi_gpu", "--num_machines", "1",
+                  "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "29503",
+                  "--num_processes"]
     results = {}
-    for procs in (1, 2):
-        script = tmp_path / f"worker{procs}.py"
-        result = tmp_path / f"result{procs}.pt"
-        script.write_text(WORKER.format(tests=tests, out=str(tmp_path / f"out{procs}"), result=str(result)))
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(procs), "--master_port",
-               str(29500 + procs), str(script)]
+    for name, launcher, procs in [("one", torchrun, 1), ("torchrun", torchrun, 2), ("accelerate", accelerate, 2)]:
+        script = tmp_path / f"worker_{name}.py"  # not accelerate.py: the script's folder is on sys.path
+        result = tmp_path / f"{name}.pt"
+        script.write_text(WORKER.format(tests=tests, out=str(tmp_path / name), result=str(result)))
         env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+        done = subprocess.run([*launcher, str(procs), str(script)], capture_output=True, text=True, timeout=600,
+                              env=env)
         assert done.returncode == 0, done.stderr[-3000:]
-        results[procs] = torch.load(result)
-    assert results[2]["world"] == 2 and results[1]["world"] == 1
-    assert results[1]["loss"] == pytest.approx(results[2]["loss"], abs=1e-6)
-    assert results[1]["kl"] == pytest.approx(results[2]["kl"], abs=1e-7)
-    for a, b in zip(results[1]["grads"], results[2]["grads"], strict=True):
-        assert torch.allclose(a, b, atol=1e-6, rtol=1e-4)
+        results[name] = torch.load(result)
+    one = results.pop("one")
+    assert one["world"] == 1
+    for many in results.values():
+        assert many["world"] == 2
+        assert one["loss"] == pytest.approx(many["loss"], abs=1e-6)
+        assert one["kl"] == pytest.approx(many["kl"], abs=1e-7)
+        for a, b in zip(one["grads"], many["grads"], strict=True):
+            assert torch.allclose(a, b, atol=1e-6, rtol=1e-4)
 
 
 ONLINE_WORKER = textwrap.dedent(
