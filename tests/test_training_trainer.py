@@ -199,6 +199,20 @@ def _rand_after(seed: int) -> torch.Tensor:
     return torch.rand(4)
 
 
+def test_bf16_autocast_step_keeps_fp32_weights_and_logprobs(data: list[Trajectory], tmp_path: Path) -> None:
+    records = {}
+    for dtype in ("fp32", "bf16"):
+        model, tok = tiny_llama(seed=0)
+        trainer = Trainer(model, cfg(dtype=dtype, lora=LoraConfig(enabled=False), lr=1e-3), tokenizer=tok,
+                          out_dir=tmp_path / dtype)
+        records[dtype] = trainer.train_on(data[:8])
+        assert all(p.dtype == torch.float32 for p in trainer.params)  # master weights and AdamW state in fp32
+    assert trainer.amp_dtype == torch.bfloat16 and records["fp32"]["skipped"] == records["bf16"]["skipped"] == 0
+    fp32, bf16 = records["fp32"], records["bf16"]
+    assert bf16["loss"] != fp32["loss"]  # the bf16 matmuls ran...
+    assert bf16["grad_norm"] == pytest.approx(fp32["grad_norm"], rel=0.02)  # ...and moved the gradient a little
+
+
 def test_sdar_skill1_dual_track_steps(data: list[Trajectory], tmp_path: Path) -> None:
     model, tok = tiny_llama(seed=0)
     rec = Trainer(model, cfg(algo="sdar"), tokenizer=tok, out_dir=tmp_path / "s").train_on(data[:8])

@@ -65,7 +65,7 @@ def run_agentkit(args: argparse.Namespace) -> dict[str, Any]:
     prompts = [local.render_prompt([Message.system(SYSTEM), Message.user(q)]) for q in QUESTIONS]
     prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
     config = TrainConfig(algo="grpo", lr=1e-6 if args.full else 1e-5, kl_coef=args.beta,
-                         micro_batch_size=args.micro_batch,
+                         micro_batch_size=args.micro_batch, dtype=args.dtype,
                          progress=False, save_every=0, lora=LoraConfig(enabled=not args.full))
     trainer = Trainer(local, config, out_dir=args.out + "/agentkit_ckpt")
     gen = torch.Generator().manual_seed(0)
@@ -87,6 +87,7 @@ def run_agentkit(args: argparse.Namespace) -> dict[str, Any]:
         steps.append({"total_s": t2 - t0, "generation_s": t1 - t0, "update_s": t2 - t1,
                       "completion_tokens": sum(len(r.completion_ids) for r in records)})
     return {"impl": "agentkit", "lora": not args.full, "beta": args.beta, "micro_batch": args.micro_batch,
+            "dtype": args.dtype,
             "steps": steps, "peak_rss_gb": peak_rss_gb()}
 
 
@@ -208,6 +209,7 @@ def main() -> None:
     p.add_argument("--beta", type=float, default=0.0)
     p.add_argument("--full", action="store_true", help="full fine-tuning (agentkit; TRL is always full)")
     p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32", help="agentkit's training precision")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--model", default="")
     p.add_argument("--tokenizer", default="")
