@@ -186,3 +186,22 @@ def test_metrics_reach_wandb_and_a_resumed_run_continues_it(tmp_path: Path, monk
     assert [(r["_step"], r["loss"]) for r in rows[0]] == [(1, 0.5), (2, 0.25)]
     assert [(r["_step"], r["loss"]) for r in rows[1]] == [(3, 0.125)]
     assert all("grad_norm" not in r for r in rows[0])  # NaN is null in JSONL and not sent
+
+
+def test_metrics_log_survives_a_torn_line(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from agentkit.training.metrics import MetricsLog, read_metrics
+
+    log = MetricsLog(tmp_path)
+    log.write({"step": 1, "loss": 0.5})
+    log.write({"step": 2, "loss": 0.25})
+    log.close()
+    with open(tmp_path / "metrics.jsonl", "a") as f:
+        f.write('{"step": 3, "lo')  # killed mid-write
+    assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2] and "metrics.jsonl:3" in caplog.text
+    appended = MetricsLog(tmp_path, resume_step=3)  # the torn record is dropped; the rest is kept
+    appended.write({"step": 3, "loss": 0.125})
+    assert [(r["step"], r["loss"]) for r in read_metrics(tmp_path)] == [(1, 0.5), (2, 0.25), (3, 0.125)]
+    with open(tmp_path / "metrics.jsonl", "a") as f:
+        f.write('{"step": 4, "lo')
+    appended.write({"step": 4, "loss": 0.0625})  # a writer closes a torn line off before its record
+    assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2, 3, 4]

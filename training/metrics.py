@@ -21,9 +21,10 @@ class MetricsLog:
         self.path = Path(out_dir) / "metrics.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume_step is not None and self.path.exists():
-            kept = [line for line in self.path.read_text().splitlines()
-                    if line.strip() and json.loads(line).get("step", 0) <= resume_step]
-            self.path.write_text("".join(line + "\n" for line in kept))
+            kept = [r for r in _readable(self.path) if r.get("step", 0) <= resume_step]
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
+            tmp.replace(self.path)  # a crash here keeps the old log whole
         elif resume_step is None and self.path.exists():
             self.path.unlink()
         self._tb = None
@@ -40,8 +41,12 @@ class MetricsLog:
 
     def write(self, record: dict[str, Any]) -> None:
         clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
-        with open(self.path, "a") as f:
-            f.write(json.dumps(clean) + "\n")
+        with open(self.path, "a+b") as f:
+            if f.seek(0, 2) > 0:  # a run killed mid-line left a torn record: close it off first
+                f.seek(-1, 2)
+                if f.read(1) != b"\n":
+                    f.write(b"\n")
+            f.write((json.dumps(clean) + "\n").encode())
         step = int(record.get("step", 0))
         scalars = {k: v for k, v in clean.items() if isinstance(v, int | float) and k != "step"}
         if self._tb is not None:
@@ -77,4 +82,21 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
         path = path / "metrics.jsonl"
     if not path.exists():
         raise FileNotFoundError(f"no metrics log at {path}")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return _readable(path)
+
+
+def _readable(path: Path) -> list[dict[str, Any]]:
+    """The records of a metrics log, skipping torn or corrupted lines with a warning."""
+    records = []
+    for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            records.append(record)
+        else:
+            log.warning("skipping unreadable metrics record at %s:%d", path, lineno)
+    return records
