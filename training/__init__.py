@@ -26,8 +26,8 @@ Multi-GPU (and multi-process CPU): launch the very same entry point under torchr
     torchrun --nproc_per_node 4 -m agentkit.cli.main train --data 'runs/*.jsonl' --fsdp --out ckpt/
     accelerate launch --multi_gpu --num_processes 4 -m agentkit.cli.main train ...   # the same via accelerate
 
-(`--multi_gpu` is what makes accelerate start N processes; it works on CPU too. Both launchers
-tested: 2 processes take the same step as 1.)
+(`--multi_gpu` starts the N processes, on CPU as well; with `--cpu` instead, accelerate started one
+process here. Both launchers tested: 2 processes take the same step as 1.)
 
 Each process joins the process group (NCCL on GPUs, gloo on CPU) and trains on every WORLD_SIZE-th
 sequence of each batch; every loss is a token-mean over the global batch, so N processes compute the
