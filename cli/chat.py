@@ -4,8 +4,9 @@ The chat is built from parts other modules can extend:
 
 - `build_agent(model, ..., extensions=[...])` makes the agent (skill libraries, notebooks, planners
   plug in as extensions);
-- `SLASH_COMMANDS` is a registry of `/commands`; `@slash_command("name", "help")` adds one, and
-  `run_chat(..., commands={...})` adds more for one session;
+- `builtin_commands()` builds a session's `/commands` from the explicit list at the end of this module
+  (`@slash_command("name", "help")` only declares one), and `run_chat(..., commands={...})` adds more
+  for one session;
 - `run_chat(config, extensions=..., commands=...)` runs the loop; a command with more options
   (`--skills`, `--notes`, ...) can build its extensions and call it.
 """
@@ -28,10 +29,13 @@ from rich.text import Text
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult
 from agentkit.builtin_tools import builtin_tools, parse_tool_names
 from agentkit.cli.console import EventPrinter, load_model
+from agentkit.cli.slash import CommandHandler as CommandHandler
+from agentkit.cli.slash import SlashCommand, commands_of, slash_command
 from agentkit.events import RunFinished
 from agentkit.extensions import Extension, Planner
 from agentkit.messages import Message
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, Model, ModelConfigError
+from agentkit.records import NOTES
 from agentkit.tools import Tool, Toolkit
 from agentkit.trajectory import Trajectory, append_jsonl
 
@@ -103,34 +107,6 @@ class ChatConfig:
 
 # -- slash commands ---------------------------------------------------------------------------------
 
-CommandHandler = Callable[["ChatSession", str], bool | None]
-"""Called with the session and the text after the command name; returns True to end the chat."""
-
-
-@dataclass(frozen=True)
-class SlashCommand:
-    """A `/name` command of the chat."""
-
-    name: str
-    help: str
-    handler: CommandHandler
-    usage: str = ""
-
-
-SLASH_COMMANDS: dict[str, SlashCommand] = {}
-"""The chat's commands by name; other modules add theirs with `slash_command`."""
-
-
-def slash_command(name: str, help: str, usage: str = "") -> Callable[[CommandHandler], CommandHandler]:
-    """Register a chat command: `@slash_command("notes", "Show the mistake notebook")`."""
-
-    def register(handler: CommandHandler) -> CommandHandler:
-        SLASH_COMMANDS[name] = SlashCommand(name, help, handler, usage)
-        return handler
-
-    return register
-
-
 # -- the session ------------------------------------------------------------------------------------
 
 
@@ -147,7 +123,7 @@ class ChatSession:
     model: Model
     model_spec: str
     console: Console
-    commands: dict[str, SlashCommand] = field(default_factory=lambda: dict(SLASH_COMMANDS))
+    commands: dict[str, SlashCommand] = field(default_factory=lambda: builtin_commands())
     history: list[Message] = field(default_factory=list)
     trajectories: list[Trajectory] = field(default_factory=list)
     on_turn: list[Callable[[ChatSession, RunResult], None]] = field(default_factory=list)
@@ -270,8 +246,6 @@ def _exit(session: ChatSession, arg: str) -> bool:
     return True
 
 
-SLASH_COMMANDS["quit"] = SlashCommand("quit", "Leave the chat", _exit)
-
 
 # -- the loop ---------------------------------------------------------------------------------------
 
@@ -347,7 +321,8 @@ def run_chat(
         if config.allow_dir is not None and not Path(config.allow_dir).is_dir():
             raise ValueError(f"--allow-dir {config.allow_dir} is not a directory")
         model = load_model(config.model, console)
-        session = ChatSession(factory, model, config.model, console, commands={**SLASH_COMMANDS, **(commands or {})},
+        commands = {**builtin_commands(), **(commands or {})}
+        session = ChatSession(factory, model, config.model, console, commands=commands,
                               history=list(history), on_turn=list(on_turn))
     except (ModelConfigError, ValueError, ImportError, OSError) as exc:
         Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"error: {exc}", style="red"))
@@ -431,9 +406,16 @@ def _map(session: ChatSession, arg: str) -> None:
 
 @slash_command("notes", "Show the notes the mistake notebook put into the last turn (with --notes)")
 def _notes(session: ChatSession, arg: str) -> None:
-    shown = session.trajectories[-1].extras.get("notes") if session.trajectories else None
-    if not shown:
+    shown = session.trajectories[-1].records.get(NOTES) if session.trajectories else None
+    if not shown or not shown.root:
         session.console.print("no notes were shown in the last turn")
         return
-    for note in shown:
-        session.console.print(f"- {note.get('subject', '')} (similarity {note.get('score', 0):.2f})")
+    for note in shown.root:
+        session.console.print(f"- {note.subject} (similarity {note.score:.2f})")
+
+
+def builtin_commands() -> dict[str, SlashCommand]:
+    """The chat's own commands, built afresh for each session from this explicit list."""
+    table = commands_of(_help, _tools, _reset, _save, _model, _exit, _map, _notes)
+    table["quit"] = SlashCommand("quit", "Leave the chat", _exit)
+    return table

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import importlib
-import os
 
 import typer
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 app = typer.Typer(
     name="agentkit",

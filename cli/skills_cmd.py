@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from agentkit.cli.slash import SlashCommand
+from agentkit.records import SKILLS, SkillsRecord
+
 if TYPE_CHECKING:
-    from agentkit.cli.chat import ChatSession, SlashCommand
+    from agentkit.cli.chat import ChatSession
     from agentkit.skills import SkillLibrary
 
 LIBRARY_HELP = "Skill library folder; default $AGENTKIT_HOME/skills."
@@ -182,26 +185,26 @@ def register(app: typer.Typer) -> None:
 # -- agentkit chat --skills PATH ----------------------------------------------------------------------
 
 
-def describe_last_use(library: SkillLibrary, record: dict[str, Any] | None) -> list[str]:
+def describe_last_use(library: SkillLibrary, record: SkillsRecord | None) -> list[str]:
     """Lines for /skills: what the last turn retrieved, ranked, used and distilled."""
     lines = [f"skill library {library.folder.root}: {len(library)} skill(s)"]
-    if not record:
+    if record is None:
         lines.append("no turn has run with the library yet")
         return lines
-    lines.append(f"query: {record.get('query') or '-'}")
-    if record.get("retrieved"):
-        for r in record["retrieved"]:
-            mark = "*" if r["id"] == record.get("used") else " "
-            lines.append(f" {mark} {r['score']:.3f}  U={r['utility']:.3f}  {r['name']}")
+    lines.append(f"query: {record.query or '-'}")
+    if record.retrieved:
+        for r in record.retrieved:
+            mark = "*" if r.id == record.used else " "
+            lines.append(f" {mark} {r.score:.3f}  U={r.utility:.3f}  {r.name}")
     else:
         lines.append("retrieved: none above the relevance floor")
-    if record.get("used"):
+    if record.used:
         lines.append("* = the skill put into context")
-    distilled = record.get("distilled")
-    if record.get("admitted"):
+    distilled = record.distilled
+    if record.admitted:
         lines.append(f"distilled: {distilled.get('name') if distilled else '?'} (admitted)")
-    elif record.get("refused_reason"):
-        lines.append(f"distilled: not admitted: {record['refused_reason']}")
+    elif record.refused_reason:
+        lines.append(f"distilled: not admitted: {record.refused_reason}")
     return lines
 
 
@@ -212,8 +215,6 @@ def chat_commands(library: SkillLibrary) -> dict[str, SlashCommand]:
     (updates the used skill's utility and admits the pending distilled skill on good);
     /skills list lists the library.
     """
-    from agentkit.cli.chat import SlashCommand
-
     def handle(session: ChatSession, arg: str) -> None:
         last = session.trajectories[-1] if session.trajectories else None
         verb = arg.split()[0].lower() if arg.split() else ""
@@ -222,7 +223,7 @@ def chat_commands(library: SkillLibrary) -> dict[str, SlashCommand]:
                 session.console.print("no turn to give feedback on yet")
                 return
             record = library.cycle.settle(last, 1.0 if verb == "good" else 0.0)
-            outcome = "admitted" if record.get("admitted") else f"not admitted ({record.get('refused_reason')})"
+            outcome = "admitted" if record.admitted else f"not admitted ({record.refused_reason})"
             session.console.print(f"recorded {verb}; distilled skill {outcome}")
             return
         if verb == "list":
@@ -230,8 +231,7 @@ def chat_commands(library: SkillLibrary) -> dict[str, SlashCommand]:
                 session.console.print(f"U={s.utility:.3f}  uses {s.use_count:3d}  {s.name}: "
                                       f"{_short(s.description, 70)}", markup=False)
             return
-        record = last.extras.get("skills") if last is not None else None
-        for line in describe_last_use(library, record):
+        for line in describe_last_use(library, last.records.get(SKILLS) if last is not None else None):
             session.console.print(line, markup=False)
 
     return {"skills": SlashCommand("skills", "Skills used in the last turn; /skills good|bad|list", handle,

@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import ValidationError
 
 from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
-from agentkit.memory.notebook import MistakeNotebook, Note, atomic_write
+from agentkit.files import atomic_write
+from agentkit.jsontext import first_json_object
+from agentkit.memory.notes import Note
 from agentkit.memory.prompts import (
     ANALYST_SYSTEM,
     CASE_TEMPLATE,
@@ -38,11 +39,14 @@ from agentkit.memory.prompts import (
 from agentkit.messages import Message
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
+from agentkit.rewards import TaskRewardFn
 from agentkit.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentkit.memory.notebook import MistakeNotebook
 
 log = logging.getLogger(__name__)
 
-RewardFn = Callable[[Task, Trajectory], float | Mapping[str, float]]
 AgentSource = Agent | Callable[[Task], Agent]
 REFERENCE_KEYS = ("expected", "answer", "gold", "gold_sql", "sql", "solution")
 
@@ -114,7 +118,7 @@ def _reward(value: float | Mapping[str, float]) -> float:
     return float(value)
 
 
-def answer_batch(notebook: MistakeNotebook, tasks: Sequence[Task], reward_fn: RewardFn, agent: AgentSource,
+def answer_batch(notebook: MistakeNotebook, tasks: Sequence[Task], reward_fn: TaskRewardFn, agent: AgentSource,
                  report: LearnReport) -> dict[str, tuple[float, Trajectory | None]]:
     """Run every task once with the notebook attached; reward by `reward_fn(task, trajectory)`."""
     results: dict[str, tuple[float, Trajectory | None]] = {}
@@ -164,35 +168,10 @@ def _reference(task: Task) -> str:
 
 def parse_json_object(text: str) -> dict[str, Any]:
     """The first JSON object in a model reply (code fences and surrounding prose are tolerated)."""
-    text = re.sub(r"```(?:json)?", "", text or "")
-    start = text.find("{")
-    while start != -1:
-        depth, in_string, escape = 0, False, False
-        for end in range(start, len(text)):
-            ch = text[end]
-            if in_string:
-                escape = not escape and ch == "\\"
-                if ch == '"' and not escape:
-                    in_string = False
-                elif ch != "\\":
-                    escape = False
-                continue
-            if ch == '"':
-                in_string = True
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    try:
-                        value = json.loads(text[start:end + 1])
-                    except ValueError:
-                        break
-                    if isinstance(value, dict):
-                        return value
-                    break
-        start = text.find("{", start + 1)
-    raise ValueError("no JSON object in the reply")
+    value = first_json_object(text)
+    if value is None:
+        raise ValueError("no JSON object in the reply")
+    return value
 
 
 class Analyst:
@@ -283,7 +262,7 @@ def write_note(analyst: Analyst, label: str, cases: Sequence[tuple[Task, Traject
     return analyst.ask(prompt, validate)
 
 
-def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: RewardFn,
+def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: TaskRewardFn,
           agent: AgentSource, analyst: Model | str | None = None, *, success_at: float = 1.0,
           merge_threshold: float = 0.9, max_retries: int = 2,
           analyst_settings: GenerationSettings | None = None,
@@ -312,7 +291,7 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
                            analyst_settings=analyst_settings, baseline_results=baseline_results)
 
 
-def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: RewardFn, agent: AgentSource,
+def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: TaskRewardFn, agent: AgentSource,
                 analyst: Model | str | None, report: LearnReport, *, success_at: float, merge_threshold: float,
                 max_retries: int, analyst_settings: GenerationSettings | None,
                 baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None) -> LearnReport:

@@ -14,160 +14,27 @@ import fcntl
 import hashlib
 import json
 import logging
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, field_validator
-
 from agentkit.extensions import RunContext
+from agentkit.files import atomic_write
 from agentkit.memory.embeddings import Embedder
+from agentkit.memory.notes import NOTE_SCHEMA_VERSION, Note
 from agentkit.memory.prompts import NOTES_INSTRUCTION, NOTES_TITLE
 from agentkit.memory.vectors import VectorStore
-from agentkit.messages import new_id
+from agentkit.records import NOTES, NOTES_RETRIEVAL_S, NotesRecord, NotesTiming, ShownNote
+from agentkit.trajectory import NewerSchemaError
 
 if TYPE_CHECKING:
     from agentkit.memory.learn import LearnReport
 
-NOTE_SCHEMA_VERSION = 1
 NOTEBOOK_FORMAT = "agentkit.notebook"
 log = logging.getLogger(__name__)
-
-
-def _clean_list(value: Any) -> list[str]:
-    items = value if isinstance(value, list) else [value]
-    out = []
-    for item in items:
-        if isinstance(item, dict):  # {"task": ..., "wrong": ..., "correct": ...} from an analyst
-            item = "; ".join(f"{k}: {v}" for k, v in item.items())
-        text = str(item).strip() if item is not None else ""
-        if text:
-            out.append(text)
-    return out
-
-
-class Note(BaseModel):
-    """One note: a subject (what kind of task it is about) and guidance in five sections."""
-
-    schema_version: int = NOTE_SCHEMA_VERSION
-    id: str = Field(default_factory=lambda: new_id("note"))
-    subject: str
-    corrected_examples: list[str]
-    correct_approach: str
-    mistake_summary: str
-    generalisable_strategy: str
-    anti_patterns: list[str]
-    created_at: float = Field(default_factory=time.time)
-    updated_at: float = Field(default_factory=time.time)
-    source_trajectories: list[str] = Field(default_factory=list)
-    source_tasks: list[str] = Field(default_factory=list)
-
-    @field_validator("subject")
-    @classmethod
-    def _subject_words(cls, value: str) -> str:
-        value = " ".join(str(value).split())
-        n = len(value.split())
-        if not 10 <= n <= 50:
-            raise ValueError(f"subject must have 10 to 50 words, got {n}")
-        return value
-
-    @field_validator("corrected_examples", mode="before")
-    @classmethod
-    def _examples(cls, value: Any) -> list[str]:
-        items = _clean_list(value)
-        if not items:
-            raise ValueError("at least one corrected example is required")
-        return items[:3]
-
-    @field_validator("anti_patterns", mode="before")
-    @classmethod
-    def _anti_patterns(cls, value: Any) -> list[str]:
-        items = _clean_list(value)
-        if not items:
-            raise ValueError("at least one anti-pattern is required")
-        return items
-
-    @field_validator("correct_approach", "mistake_summary", "generalisable_strategy", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> str:
-        text = "\n".join(_clean_list(value)) if isinstance(value, list) else str(value or "").strip()
-        if not text:
-            raise ValueError("section must not be empty")
-        return text
-
-    def render(self, max_words: int = 250) -> str:
-        """The note as text for a prompt, at most about `max_words` words (long sections are cut)."""
-        full = self._render(self.corrected_examples, None)
-        if len(full.split()) <= max_words:
-            return full
-        short = self._render(self.corrected_examples[:1], None)
-        if len(short.split()) <= max_words:
-            return short
-        # Share the budget among the sections, leaving room for the headings.
-        per_section = max(8, (max_words - 30) // 6)
-        return self._render(self.corrected_examples[:1], per_section)
-
-    def _render(self, examples: list[str], limit: int | None) -> str:
-        def cut(text: str) -> str:
-            words = text.split()
-            return text if limit is None or len(words) <= limit else " ".join(words[:limit]) + " …"
-
-        lines = [f"Subject: {cut(self.subject)}",
-                 f"Mistake: {cut(self.mistake_summary)}",
-                 f"Correct approach: {cut(self.correct_approach)}",
-                 f"Strategy: {cut(self.generalisable_strategy)}",
-                 "Do not: " + cut("; ".join(self.anti_patterns)),
-                 "Corrected example" + ("s" if len(examples) > 1 else "") + ":"]
-        lines += [f"- {cut(e)}" for e in examples]
-        return "\n".join(lines)
-
-    def merged_with(self, newer: Note) -> Note:
-        """This note updated with a newer note on the same subject (keeps this id and subject)."""
-
-        def union(a: list[str], b: list[str]) -> list[str]:
-            seen, out = set(), []
-            for item in [*a, *b]:
-                key = " ".join(item.lower().split())
-                if key not in seen:
-                    seen.add(key)
-                    out.append(item)
-            return out
-
-        return self.model_copy(update={
-            "corrected_examples": union(newer.corrected_examples, self.corrected_examples)[:3],
-            "correct_approach": newer.correct_approach,
-            "mistake_summary": newer.mistake_summary,
-            "generalisable_strategy": newer.generalisable_strategy,
-            "anti_patterns": union(newer.anti_patterns, self.anti_patterns)[:6],
-            "updated_at": time.time(),
-            "source_trajectories": union(self.source_trajectories, newer.source_trajectories),
-            "source_tasks": union(self.source_tasks, newer.source_tasks),
-        })
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that readers see the old or the new content, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def _subject_hash(note: Note) -> str:
@@ -182,7 +49,7 @@ class MistakeNotebook:
     """Notes from past mistakes, retrieved by cosine similarity between the task and each note's subject.
 
     It is an agent extension: `before_run` puts the relevant notes (cosine ≥ `threshold`, at most
-    `top_k`) in the system prompt and records them in `trajectory.extras["notes"]`; `after_run` does
+    `top_k`) in the system prompt and records them on the trajectory (`agentkit.records.NOTES`); `after_run` does
     nothing — learning is an explicit `learn` step.
     """
 
@@ -267,7 +134,8 @@ class MistakeNotebook:
         for raw in data.get("notes", []):
             version = raw.get("schema_version", 0) if isinstance(raw, dict) else 0
             if isinstance(version, int) and version > NOTE_SCHEMA_VERSION:
-                raise ValueError(f"{self.file} has notes of schema version {version}; upgrade agentkit to read them")
+                raise NewerSchemaError(f"{self.file} has notes of schema version {version}; "
+                                       "upgrade agentkit to read them")
             note = Note.model_validate(raw)
             notes[note.id] = note
         return notes
@@ -396,8 +264,8 @@ class MistakeNotebook:
         elapsed = time.perf_counter() - start
         if found:
             run.add_context(self.name, NOTES_TITLE, self.render([n for n, _ in found]))
-        run.record("notes", [{"id": n.id, "subject": n.subject, "score": round(s, 4)} for n, s in found])
-        run.record("notes_retrieval_s", round(elapsed, 6))
+        run.record(NOTES, NotesRecord([ShownNote(id=n.id, subject=n.subject, score=round(s, 4)) for n, s in found]))
+        run.record(NOTES_RETRIEVAL_S, NotesTiming(round(elapsed, 6)))
 
     def after_run(self, run: RunContext) -> None:
         return None

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
-from agentkit.memory.notebook import MistakeNotebook
+from agentkit.records import NOTES, SAMPLES, NotesRecord, SamplesRecord
 from agentkit.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from agentkit.memory.notebook import MistakeNotebook
 
 
 def candidate_text(trajectory: Trajectory) -> str:
@@ -35,14 +38,14 @@ def _normalise(answer: str | None) -> str:
 
 
 def choose(results: Sequence[RunResult], notebook: MistakeNotebook, margin: float = 0.05) -> int:
-    """Index of the preferred candidate; the decision is recorded in its trajectory.extras["samples"].
+    """Index of the preferred candidate; the decision is recorded on its trajectory (`agentkit.records.SAMPLES`).
 
     Candidates whose highest cosine to an anti-pattern of the shown notes is within `margin` of the
     lowest such score are kept; among them the most common answer wins (ties: the earliest).
     """
     if not results:
         raise ValueError("no candidates to choose from")
-    shown_ids = {n["id"] for r in results for n in r.trajectory.extras.get("notes", [])}
+    shown_ids = {n.id for r in results for n in (r.trajectory.records.get(NOTES) or NotesRecord()).root}
     anti = [p for i in shown_ids if i in notebook.notes for p in notebook.notes[i].anti_patterns]
     if anti:
         texts = [candidate_text(r.trajectory) or "(no answer)" for r in results]
@@ -63,7 +66,7 @@ def choose(results: Sequence[RunResult], notebook: MistakeNotebook, margin: floa
                         "kept": i in kept, "votes": votes.get(_normalise(r.answer), 0) if i in kept else 0}
                        for i, r in enumerate(results)],
     }
-    results[chosen].trajectory.extras["samples"] = info
+    results[chosen].trajectory.records.set(SAMPLES, SamplesRecord.model_validate(info))
     return chosen
 
 

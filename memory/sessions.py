@@ -21,6 +21,7 @@ from typing import Any
 
 from agentkit.memory import agentkit_home
 from agentkit.messages import Message
+from agentkit.trajectory import NewerSchemaError
 
 SESSIONS_SCHEMA_VERSION = 1
 
@@ -94,7 +95,8 @@ class SessionStore:
             db.execute("PRAGMA foreign_keys=ON")
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > SESSIONS_SCHEMA_VERSION:
-                raise ValueError(f"{self.path} was written by a newer agentkit (schema {version}); upgrade to read it")
+                raise NewerSchemaError(f"{self.path} was written by a newer agentkit (schema {version}); "
+                                       "upgrade to read it")
             with db:  # one transaction
                 yield db
         finally:

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentkit.environments.sql import CHINOOK_DB
-from agentkit.sql.database import QueryError, connect_sqlite_read_only, file_digest, open_database
+from agentkit.sql.connect import open_database
+from agentkit.sql.database import QueryError, connect_sqlite_read_only, file_digest
 from agentkit.sql.guard import StatementRefused, check_statement
 
 TIMEOUT_S = 0.3

@@ -6,7 +6,7 @@ import pytest
 
 from agentkit.environments.sql import CHINOOK_DB
 from agentkit.messages import Message, ToolCall
-from agentkit.sql.database import open_database
+from agentkit.sql.connect import open_database
 from agentkit.sql.rewards import (
     SchemaItems,
     execution_reward,

@@ -16,20 +16,21 @@ from typing import TYPE_CHECKING, Any
 from agentkit.training import distributed as dist
 from agentkit.training.credit import group_id, informative_groups
 from agentkit.training.rollout import LocalRollout
+from agentkit.training.steps import permutation, progress
 from agentkit.trajectory import Trajectory, append_jsonl
 
 if TYPE_CHECKING:
+    from agentkit.environments.base import Environment, Task
     from agentkit.training.trainer import Trainer
 
 log = logging.getLogger(__name__)
 
 
-def fit_online(trainer: Trainer, env: Any, tasks: Sequence[Any] | None = None) -> dict[str, Any]:
+def fit_online(trainer: Trainer, env: Environment, tasks: Sequence[Task] | None = None) -> dict[str, Any]:
     """Run online training until `max_steps`; returns the last metrics record."""
     from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
     from agentkit.environments.base import run_episode
     from agentkit.models.protocol import GenerationSettings
-    from agentkit.training.trainer import _permutation, _progress
 
     cfg = trainer.config
     if trainer.fsdp and trainer.rollout is not None:
@@ -55,9 +56,9 @@ def fit_online(trainer: Trainer, env: Any, tasks: Sequence[Any] | None = None) -
 
     rollouts_path = trainer.out_dir / "rollouts.jsonl"
     last: dict[str, Any] = {}
-    with _progress(cfg.progress and dist.is_main(), cfg.max_steps, trainer.step) as advance:
+    with progress(cfg.progress and dist.is_main(), cfg.max_steps, trainer.step) as advance:
         while trainer.step < cfg.max_steps:
-            perm = _permutation(len(task_list), cfg.seed + trainer.position["epoch"])
+            perm = permutation(len(task_list), cfg.seed + trainer.position["epoch"])
             cursor = trainer.position["cursor"]
             if cursor >= len(perm):
                 trainer.position = {"epoch": trainer.position["epoch"] + 1, "cursor": 0}

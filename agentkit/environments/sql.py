@@ -28,7 +28,9 @@ from typing import Any
 
 from agentkit.environments.base import StepResult, Task
 from agentkit.messages import Message, ToolCall
-from agentkit.sql.database import Database, QueryError, QueryResult, open_database
+from agentkit.records import SQL, SQLRecord
+from agentkit.sql.connect import open_database
+from agentkit.sql.database import Database, QueryError, QueryResult
 from agentkit.sql.recipe import SQL_INSTRUCTIONS, sql_record, sql_task_prompt
 from agentkit.sql.rewards import (
     GOLD_MAX_ROWS,
@@ -140,7 +142,7 @@ class SQLEpisode:
         scores = score_sql_trajectory(trajectory, self.task.data["gold_sql"], db,
                                       schema_variant=self._env.schema_reward, gold_result=gold_result,
                                       gold_items=gold_items, total=self._env.total)
-        trajectory.extras["sql"] = sql_record(trajectory)
+        trajectory.records.set(SQL, SQLRecord.model_validate(sql_record(trajectory)))
         return scores
 
     def close(self) -> None:

@@ -6,7 +6,8 @@ schema-exploration toolkit, the four-phase agent recipe and its rewards.
     print(agent.run(sql_task_prompt("How many albums does AC/DC have?")).answer)
 """
 
-from agentkit.sql.database import Database, QueryError, QueryResult, TableInfo, open_database
+from agentkit.sql.connect import open_database
+from agentkit.sql.database import Database, QueryError, QueryResult, TableInfo
 from agentkit.sql.guard import StatementRefused, check_statement
 from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQLRunRecorder, sql_agent, sql_record, sql_task_prompt
 from agentkit.sql.rewards import score_sql_trajectory

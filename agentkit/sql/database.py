@@ -343,14 +343,3 @@ def file_digest(path: str | Path) -> str:
             h.update(chunk)
     return h.hexdigest()
 
-
-def open_database(target: str | Path | Database) -> Database:
-    """A read-only `Database` from a file path, a SQLAlchemy URL ("dialect://..."), or a Database."""
-    if isinstance(target, Database):
-        return target
-    text = str(target)
-    if "://" in text:
-        from agentkit.sql.engines import SQLAlchemyDatabase
-
-        return SQLAlchemyDatabase(text)
-    return SQLiteDatabase(text)

@@ -18,6 +18,7 @@ from typing import Any
 from agentkit.agent import Agent
 from agentkit.extensions import Extension, RunContext
 from agentkit.models.protocol import Model
+from agentkit.records import SQL, SQLRecord
 from agentkit.sql.database import Database
 from agentkit.sql.rewards import final_sql, last_proposal, propose_end_turn
 from agentkit.sql.toolkit import EmbedFn, SchemaToolkit
@@ -72,7 +73,7 @@ class SQLRunRecorder:
             self.toolkit.reset()
 
     def after_run(self, run: RunContext) -> None:
-        run.record("sql", sql_record(run.trajectory))
+        run.record(SQL, SQLRecord.model_validate(sql_record(run.trajectory)))
 
 
 def sql_agent(model: Model | str, db: str | Path | Database | SchemaToolkit, *, embed: EmbedFn | None = None,

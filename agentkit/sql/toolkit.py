@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.sql.database import Database, QueryError, QueryResult, TableInfo, open_database
+from agentkit.sql.connect import open_database
+from agentkit.sql.database import Database, QueryError, QueryResult, TableInfo
 from agentkit.tools import Tool, Toolkit, tool
 
 EXPLORE, PROPOSE, GENERATE, CONFIRM = "explore_schema", "propose_schema", "generate_sql", "confirm_answer"

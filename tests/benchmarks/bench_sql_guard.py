@@ -51,7 +51,8 @@ def main() -> int:
     from test_sql_guard import HOSTILE, TIMEOUT_S
 
     from agentkit.environments.sql import CHINOOK_DB
-    from agentkit.sql.database import QueryError, file_digest, open_database
+    from agentkit.sql.connect import open_database
+    from agentkit.sql.database import QueryError, file_digest
     from agentkit.sql.toolkit import SchemaToolkit
 
     work = Path(tempfile.mkdtemp(prefix="bench-sql-"))
