@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.jsontext import lenient_json
 from agentkit.messages import ToolCall
 
 OPEN_TAG = "<tool_call>"
@@ -172,67 +173,3 @@ def _call_syntax(body: str) -> ToolCall | None:
 def _strip_fence(body: str) -> str:
     m = _FENCE.search(body)
     return m.group(2).strip() if m and body.lstrip().startswith("```") else body
-
-
-_TRAILING_COMMA = re.compile(r",\s*([}\]])")
-_PY_LITERALS = {"true": "True", "false": "False", "null": "None"}
-
-
-def lenient_json(text: str) -> Any:
-    """Parse JSON the way a forgiving reader would; `None` when nothing sensible comes out."""
-    text = text.strip()
-    for candidate in _candidates(text):
-        try:
-            return json.loads(candidate)
-        except (ValueError, RecursionError):
-            pass
-        fixed = _TRAILING_COMMA.sub(r"\1", candidate)
-        try:
-            return json.loads(fixed)
-        except (ValueError, RecursionError):
-            pass
-        try:
-            py = re.sub(r"\b(true|false|null)\b", lambda m: _PY_LITERALS[m.group(1)], fixed)
-            value = ast.literal_eval(py)
-            if isinstance(value, dict | list):
-                return value
-        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-            pass
-    return None
-
-
-def _candidates(text: str) -> list[str]:
-    """The text itself, its outermost {...}/[...] span, and that span with missing closers added."""
-    out = [text]
-    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-    if not starts:
-        return out
-    start = min(starts)
-    end = max(text.rfind("}"), text.rfind("]"))
-    if end > start:
-        out.append(text[start : end + 1])
-    out.append(_close_brackets(text[start:]))
-    return out
-
-
-def _close_brackets(text: str) -> str:
-    """Append the closing brackets and quote a truncated JSON value is missing."""
-    stack: list[str] = []
-    in_str: str | None = None
-    escaped = False
-    for ch in text:
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == in_str:
-                in_str = None
-        elif ch in "\"'":
-            in_str = ch
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]" and stack:
-            stack.pop()
-    tail = (in_str or "") + "".join(reversed(stack))
-    return _TRAILING_COMMA.sub(r"\1", text.rstrip().rstrip(",") + tail)

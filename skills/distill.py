@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentkit.jsontext import strict_json
 from agentkit.messages import Message
 from agentkit.skills import prompts
 from agentkit.skills.model import DistilledSkill
@@ -25,7 +26,6 @@ MAX_LIST_ITEMS = 12
 MAX_ITEM_CHARS = 400
 MAX_BODY_CHARS = 4_000
 
-_FENCE = re.compile(r"^```(?:json|JSON)?\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
 # Text that addresses the agent rather than describing a procedure. Matched case-insensitively.
 INJECTION_PATTERNS = [
@@ -81,23 +81,13 @@ def _read_json(text: str) -> dict[str, Any]:
         raise Refusal("empty distillation output")
     if len(text) > MAX_OUTPUT_CHARS:
         raise Refusal(f"distillation output too large ({len(text)} characters > {MAX_OUTPUT_CHARS})")
-    body = text.strip()
-    fence = _FENCE.match(body)
-    if fence:
-        body = fence.group(1).strip()
-    candidates = [body]
-    start, end = body.find("{"), body.rfind("}")
-    if start >= 0 and end > start and (start, end) != (0, len(body) - 1):
-        candidates.append(body[start : end + 1])
-    for candidate in candidates:
-        try:
-            data = json.loads(candidate)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(data, dict):
-            raise Refusal(f"distillation output is JSON but not an object ({type(data).__name__})")
-        return data
-    raise Refusal("distillation output is not valid JSON")
+    try:
+        data = strict_json(text)
+    except ValueError:
+        raise Refusal("distillation output is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise Refusal(f"distillation output is JSON but not an object ({type(data).__name__})")
+    return data
 
 
 def _validate(data: dict[str, Any]) -> DistilledSkill:

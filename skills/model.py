@@ -15,15 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from agentkit.cognitive_map import SubGoal
+from agentkit.trajectory import NewerSchemaError as NewerSchemaError  # the one error for newer records
+
 SKILL_SCHEMA_VERSION = 1
 LIBRARY_SCHEMA_VERSION = 1
 
 NAME_MAX = 64
 _NAME_OK = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
-
-
-class NewerSchemaError(ValueError):
-    """A skill or library was written by a newer agentkit than this one."""
 
 
 class SkillFormatError(ValueError):
@@ -104,11 +103,6 @@ class Skill(BaseModel):
             "id": self.id, "name": self.name, "description": self.description, "source": self.source,
             "utility": round(self.utility, 4), "use_count": self.use_count, "success_count": self.success_count,
         }
-
-
-class SubGoal(BaseModel):
-    goal: str
-    status: str = "done"
 
 
 class DistilledSkill(BaseModel):

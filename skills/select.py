@@ -10,6 +10,8 @@ import math
 import re
 from collections.abc import Sequence
 
+from agentkit.ranking import ndcg as ndcg  # the one NDCG, where skill selection is judged
+
 QUERY_MAX_CHARS = 300
 
 _QUERY_TAG = re.compile(r"<\s*query\s*>(.*?)(?:<\s*/\s*query\s*>|$)", re.IGNORECASE | re.DOTALL)
@@ -82,10 +84,3 @@ def ema(utility: float, reward: float, alpha: float) -> float:
 def ucb_bonus(utility: float, uses: int, total_uses: int, c: float) -> float:
     """U + c·sqrt(ln N / n): the optional exploration bonus (n = max(uses, 1), N = max(total, 2))."""
     return utility + c * math.sqrt(math.log(max(total_uses, 2)) / max(uses, 1))
-
-
-def ndcg(order: Sequence[int], gains: Sequence[float]) -> float:
-    """NDCG of a predicted order against the ideal order by gain (DCG = Σ g_i / log2(i+2))."""
-    dcg = sum(gains[idx] / math.log2(rank + 2) for rank, idx in enumerate(order))
-    ideal = sum(g / math.log2(rank + 2) for rank, g in enumerate(sorted(gains, reverse=True)))
-    return dcg / ideal if ideal > 0 else 1.0

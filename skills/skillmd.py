@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from agentkit.files import atomic_write
 from agentkit.skills.model import SKILL_SCHEMA_VERSION, NewerSchemaError, Skill, SkillFormatError, check_name
 
 SKILL_FILE = "SKILL.md"
@@ -156,17 +157,6 @@ def write_skill_dir(skill: Skill, folder: str | os.PathLike[str], *, copy_from: 
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return folder
-
-
-def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write a file so readers see the old content or the new one, never a part."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        if durable:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _fsync_dir_files(folder: Path) -> None:

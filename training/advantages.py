@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from agentkit.ranking import ndcg
+
 
 def group_advantages(
     rewards: Sequence[float] | torch.Tensor,
@@ -57,21 +59,6 @@ def zero_variance_groups(rewards: Sequence[float], groups: Sequence[Hashable], t
         if len(vals) < 2 or max(vals) - min(vals) <= tol:
             out.add(g)
     return out
-
-
-def ndcg(ranking: Sequence[Hashable], utilities: Mapping[Hashable, float]) -> float:
-    """NDCG of a predicted order against the order by utility.
-
-    gains g_i = U(ranking[i]); DCG = Σ_i g_i / log2(i + 2); NDCG = DCG / DCG(sorted by U, descending).
-    Unknown ids have gain 0. With all gains 0 every order is ideal: 1.0.
-    """
-    gains = [float(utilities.get(x, 0.0)) for x in ranking]
-    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
-    ideal_gains = sorted((float(u) for u in utilities.values()), reverse=True)[: len(ranking)]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal_gains))
-    if idcg <= 0:
-        return 1.0
-    return dcg / idcg
 
 
 def skill1_rewards(reward: float, skills: Mapping[str, Any] | None) -> dict[str, float]:

@@ -16,7 +16,7 @@ advantages, losses) works on the N generated tokens only and never touches promp
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -115,11 +115,6 @@ def build_sequences(trajectories: Sequence[Trajectory], *, max_len: int | None =
 def phase_labels(trajectory: Trajectory, seq: TokenSequence) -> list[str | None]:
     """The phase label of each position (None where the model did not generate the token)."""
     return [trajectory.turns[t].phase if t >= 0 else None for t in seq.turn_ids]
-
-
-def phase_ids(trajectory: Trajectory, seq: TokenSequence, vocabulary: Mapping[str, int]) -> list[int]:
-    """Per-position phase ids under `vocabulary` (-1 for prompt/observation tokens and unknown phases)."""
-    return [vocabulary.get(p, -1) if p is not None else -1 for p in phase_labels(trajectory, seq)]
 
 
 @dataclass

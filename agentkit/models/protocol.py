@@ -82,18 +82,6 @@ class Model(Protocol):
     ) -> Iterator[StreamItem]: ...
 
 
-class StreamingFromGenerate:
-    """Mixin: a `stream` that yields the whole text of `generate` at once."""
-
-    def stream(
-        self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
-    ) -> Iterator[StreamItem]:
-        response = self.generate(messages, tools, settings)  # type: ignore[attr-defined]
-        if response.message.content:
-            yield TextDelta(response.message.content)
-        yield response
-
-
 def collect(stream: Iterator[StreamItem]) -> ModelResponse:
     """Drain a stream and return its final `ModelResponse`."""
     final: ModelResponse | None = None
