@@ -22,3 +22,4 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy

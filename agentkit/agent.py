@@ -10,7 +10,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,13 @@ from agentkit.events import (
     ToolFinished,
     ToolStarted,
 )
-from agentkit.extensions import Extension, Planner, ReactPlanner, RunContext
+from agentkit.extensions import Chooser, Extension, Planner, RunContext
 from agentkit.messages import Message, Usage
 from agentkit.models import resolve_model
-from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta, TransientModelError
+from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
+from agentkit.planners import resolve_planner
+from agentkit.retry import call_with_retries, stream_with_retries
+from agentkit.rewards import RewardFn
 from agentkit.tools import Tool, Toolkit, ToolRunner, as_tools
 from agentkit.trajectory import Trajectory, append_jsonl
 
@@ -35,9 +38,6 @@ DEFAULT_INSTRUCTIONS = (
     "You are a helpful assistant. Use the tools when they help; when you know the answer, "
     "reply with it directly and concisely."
 )
-
-RewardFn = Callable[[Trajectory], float | Mapping[str, float]]
-
 
 @dataclass
 class RunResult:
@@ -48,10 +48,12 @@ class RunResult:
 
     @property
     def stop_reason(self) -> str:
+        """Why the run stopped: "final" (an answer), "max_steps", ... (see `Trajectory.stop_reason`)."""
         return self.trajectory.stop_reason
 
     @property
     def usage(self) -> Usage:
+        """Tokens used by every model call of the run."""
         return self.trajectory.usage
 
 
@@ -96,7 +98,7 @@ class Agent:
         self.model = resolve_model(model)
         self.tools = as_tools(tools)
         self.instructions = instructions
-        self.planner = _resolve_planner(planner)
+        self.planner = resolve_planner(planner)
         self.extensions = [*extensions, *(e for e in (skills, notes) if e is not None)]
         self.max_steps = max_steps
         self.settings = settings or GenerationSettings()
@@ -112,7 +114,7 @@ class Agent:
         if self.samples == 1:
             return self._run_once(task, **options)
         results = [self._run_once(task, **options) for _ in range(self.samples)]
-        chooser = next((e for e in self.extensions if callable(getattr(e, "choose", None))), None)
+        chooser = next((e for e in self.extensions if isinstance(e, Chooser)), None)
         if chooser is not None:
             return results[chooser.choose(results)]
         return majority(results)
@@ -131,8 +133,11 @@ class Agent:
         task_id: str | None = None,
         reward_fn: RewardFn | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, None]:
         """Run one task, yielding events as they happen; the last event is `RunFinished`.
+
+        The generator may be closed early (`.close()`), which stops the run where it is.
+        Streaming is one run: with `Agent(samples=n > 1)` it raises ValueError (use `run`).
 
         Args:
             task: the user's request.
@@ -140,8 +145,10 @@ class Agent:
             task_id: groups runs of the same task (GRPO groups in training).
             reward_fn: scores the finished trajectory (a float, or named components summed into
                 the reward) before extensions learn from it.
-            metadata: free data stored in the trajectory.
+            metadata: the user's own data, stored as given in `trajectory.metadata` (the framework's
+                records go to `trajectory.extras`, see `agentkit.records`).
         """
+        self._check_one_sample("stream")
         return self._run(task, streaming=True, history=history, task_id=task_id, reward_fn=reward_fn,
                          metadata=metadata)
 
@@ -151,6 +158,7 @@ class Agent:
 
     async def astream(self, task: str, **options: Any) -> AsyncIterator[Event]:
         """`stream` for asyncio code; events are produced in a worker thread."""
+        self._check_one_sample("astream")
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         done = object()
@@ -174,6 +182,11 @@ class Agent:
         """Release the tool threads."""
         self._runner.close()
 
+    def _check_one_sample(self, method: str) -> None:
+        if self.samples > 1:
+            raise ValueError(f"{method}() streams one run, but this agent has samples={self.samples}: "
+                             "use run()/arun() to sample and choose, or an Agent with samples=1 to stream")
+
     # -- the loop ---------------------------------------------------------------------------------
     def _run(
         self,
@@ -184,7 +197,7 @@ class Agent:
         task_id: str | None = None,
         reward_fn: RewardFn | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> Iterator[Event]:
+    ) -> Generator[Event, None, None]:
         started = time.perf_counter()
         trajectory = Trajectory(
             task=task, task_id=task_id, model=getattr(self.model, "name", type(self.model).__name__),
@@ -279,31 +292,11 @@ class Agent:
     def _call_model(
         self, model: Model, messages: Sequence[Message], specs: Sequence[dict[str, Any]], settings: GenerationSettings
     ) -> ModelResponse:
-        delay = 1.0
-        for attempt in range(self.max_retries + 1):
-            try:
-                return model.generate(messages, specs, settings)
-            except TransientModelError:
-                if attempt == self.max_retries:
-                    raise
-                time.sleep(delay)
-                delay *= 2
-        raise AssertionError("unreachable")  # pragma: no cover
+        return call_with_retries(lambda: model.generate(messages, specs, settings), self.max_retries)
 
     def _stream_model(self, messages: Sequence[Message]) -> Iterator[TextDelta | ModelResponse]:
-        delay = 1.0
-        for attempt in range(self.max_retries + 1):
-            emitted = False
-            try:
-                for item in self.model.stream(messages, self._specs, self.settings):
-                    emitted = emitted or isinstance(item, TextDelta)
-                    yield item
-                return
-            except TransientModelError:
-                if emitted or attempt == self.max_retries:
-                    raise
-                time.sleep(delay)
-                delay *= 2
+        return stream_with_retries(lambda: self.model.stream(messages, self._specs, self.settings), self.max_retries,
+                                   committed=lambda item: isinstance(item, TextDelta))
 
 
 def majority(results: Sequence[RunResult]) -> RunResult:
@@ -322,22 +315,3 @@ def _apply_reward(trajectory: Trajectory, value: float | Mapping[str, float]) ->
     else:
         trajectory.reward = float(value)
 
-
-_PLANNERS: dict[str, Callable[[], Planner]] = {"react": ReactPlanner}
-
-
-def register_planner(name: str, factory: Callable[[], Planner]) -> None:
-    """Make a planner available by name (`Agent(planner=name)`)."""
-    _PLANNERS[name] = factory
-
-
-def _resolve_planner(planner: Planner | str) -> Planner:
-    if not isinstance(planner, str):
-        return planner
-    if planner not in _PLANNERS:
-        # Built-in planners register themselves on import.
-        import agentkit.planning  # noqa: F401
-    try:
-        return _PLANNERS[planner]()
-    except KeyError:
-        raise ValueError(f"unknown planner {planner!r}; known: {', '.join(sorted(_PLANNERS))}") from None

@@ -14,11 +14,19 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentkit.events import ContextAdded, Event, ModelTurn, PhaseStarted
 from agentkit.messages import Message
-from agentkit.models.protocol import GenerationSettings, Model
+from agentkit.models.protocol import GenerationSettings, Model, ModelResponse
+from agentkit.records import RECORD_KEYS, R, RecordKey
 from agentkit.trajectory import Trajectory
 
 if TYPE_CHECKING:
+    from agentkit.agent import RunResult
     from agentkit.tools import Tool
+
+CallHook = Callable[[Model, list[Message], Sequence[dict[str, Any]], GenerationSettings], ModelResponse]
+"""How a run's model calls are made (the agent passes its own, which retries transient errors)."""
+
+
+_FRAMEWORK_KEYS = frozenset(k.name for k in RECORD_KEYS)
 
 
 @dataclass
@@ -30,6 +38,7 @@ class ContextSection:
     text: str
 
     def render(self) -> str:
+        """The section as Markdown: a level-2 heading and the text."""
         return f"## {self.title}\n{self.text.strip()}"
 
 
@@ -44,7 +53,7 @@ class RunContext:
     settings: GenerationSettings
     sections: list[ContextSection] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
-    call_hook: Callable[[Model, list[Message], Sequence[dict[str, Any]], GenerationSettings], Any] | None = None
+    call_hook: CallHook | None = None
 
     def add_context(self, source: str, title: str, text: str) -> None:
         """Put a titled section into the system prompt of the run."""
@@ -80,11 +89,21 @@ class RunContext:
         self.events.append(ModelTurn(turn))
         return response.message
 
-    def record(self, key: str, value: Any) -> None:
-        """Store data about the run in `trajectory.extras[key]` (what was retrieved, chosen, ...)."""
+    def record(self, key: RecordKey[R] | str, value: Any) -> None:
+        """Store data about the run on its trajectory (what was retrieved, chosen, ...).
+
+        The framework's records go under their `RecordKey` (`run.record(SKILLS, SkillsRecord(...))`,
+        validated by type); another extension's own record under its own name, as JSON-able data.
+        """
+        if isinstance(key, RecordKey):
+            self.trajectory.records.set(key, value)
+            return
+        if key in _FRAMEWORK_KEYS:
+            raise ValueError(f"{key!r} is a framework record: write it with agentkit.records.{key.upper()}")
         self.trajectory.extras[key] = value
 
     def drain_events(self) -> list[Event]:
+        """The events added since the last drain (the agent yields them), leaving none behind."""
         out, self.events = self.events, []
         return out
 
@@ -93,8 +112,8 @@ class RunContext:
 class Extension(Protocol):
     """Plugs into every run: `before_run` may add context, `after_run` may learn from the outcome.
 
-    An extension may also define `choose(results: Sequence[RunResult]) -> int` to pick among the
-    runs of `Agent(..., samples=n)` (test-time scaling).
+    An extension may also be a `Chooser` (define `choose`) to pick among the runs of
+    `Agent(..., samples=n)` (test-time scaling).
     """
 
     name: str
@@ -102,6 +121,16 @@ class Extension(Protocol):
     def before_run(self, run: RunContext) -> None: ...
 
     def after_run(self, run: RunContext) -> None: ...
+
+
+@runtime_checkable
+class Chooser(Protocol):
+    """Picks one of the runs of `Agent(..., samples=n)` (the mistake notebook steers away from known
+    anti-patterns); the first extension that is a `Chooser` decides."""
+
+    def choose(self, results: Sequence[RunResult]) -> int:
+        """The index of the preferred run in `results`."""
+        ...
 
 
 @runtime_checkable

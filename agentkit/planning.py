@@ -11,7 +11,7 @@
 
 Side-effecting tools are refused during exploration and mapping (the model sees why). Model output
 that is not a readable map never crashes a run: the map falls back to an empty one and the failure is
-recorded in `trajectory.extras["map_error"]`.
+recorded on the trajectory (`agentkit.records.MAP_ERROR`).
 """
 
 from __future__ import annotations
@@ -20,22 +20,19 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
-import re
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator, model_validator
-
-from agentkit.agent import register_planner
+from agentkit.cognitive_map import Affordance, CognitiveMap, Entity, SubGoal
 from agentkit.extensions import ReactPlanner, RunContext
+from agentkit.files import atomic_write
 from agentkit.home import agentkit_home
 from agentkit.messages import Message
-from agentkit.toolcall_text import lenient_json
+from agentkit.records import EXPLORE, MAP, MAP_ERROR, MAP_PROBES, ExploreRecord, MapError, MapProbes
 from agentkit.tools import Tool, ToolRunner
+from agentkit.trajectory import Trajectory
 
 __all__ = [
     "Affordance",
@@ -48,8 +45,6 @@ __all__ = [
     "environment_identity",
     "map_of",
 ]
-
-MAP_SCHEMA_VERSION = 1
 
 # -- prompts (data, not code) ---------------------------------------------------------------------
 
@@ -102,173 +97,10 @@ MAP_TITLE = "Cognitive map of this task"
 MAP_USE = "Follow the sub-goals in order, use the tools the affordances name, respect the constraints."
 
 
-# -- the cognitive map ----------------------------------------------------------------------------
-
-
-class Entity(BaseModel):
-    """A thing the task involves."""
-
-    name: str
-    kind: str = ""
-    notes: str = ""
-
-
-class Affordance(BaseModel):
-    """Which tool applies to what, and what it does there."""
-
-    tool: str
-    applies_to: str = ""
-    effect: str = ""
-
-
-class SubGoal(BaseModel):
-    """One step of the plan."""
-
-    goal: str
-    tool: str | None = None
-    done: bool = False
-
-
-def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-_ITEM_FIELDS: dict[str, tuple[str, ...]] = {
-    "entities": ("name", "kind", "notes"),
-    "affordances": ("tool", "applies_to", "effect"),
-    "subgoals": ("goal", "tool", "done"),
-}
-
-_ALIASES = {
-    "entities": ("entities", "objects", "entity", "items"),
-    "affordances": ("affordances", "affordance", "actions", "tools"),
-    "constraints": ("constraints", "rules", "constraint"),
-    "unknowns": ("unknowns", "unknown", "open_questions", "questions"),
-    "subgoals": ("subgoals", "sub_goals", "sub-goals", "goals", "plan", "steps"),
-}
-
-
-def _coerce_item(key: str, item: Any) -> dict[str, Any] | None:
-    """Turn what a model wrote for one list item into the fields of its type (strings, loose dicts)."""
-    first = _ITEM_FIELDS[key][0]
-    if isinstance(item, str):
-        return {first: item} if item.strip() else None
-    if not isinstance(item, dict):
-        return {first: _as_text(item)} if item is not None else None
-    out: dict[str, Any] = {}
-    synonyms = {"name": ("name", "entity", "object", "id"), "tool": ("tool", "action", "name"),
-                "applies_to": ("applies_to", "target", "object", "entity", "on"),
-                "goal": ("goal", "step", "description", "name", "subgoal")}
-    for field in _ITEM_FIELDS[key]:
-        for alias in synonyms.get(field, (field,)):
-            if alias in item and item[alias] is not None:
-                out[field] = item[alias] if field == "done" else _as_text(item[alias])
-                break
-    if first not in out:
-        return None
-    if "done" in out:
-        out["done"] = bool(out["done"])
-    return out
-
-
-_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n?(.*?)(?:```|\Z)", re.S | re.I)
-_NOTHING = re.compile(r"^\s*(none|n/?a|nothing|no unknowns?|null|-+)\s*\.?\s*$", re.I)
-
-
-class CognitiveMap(BaseModel):
-    """The task-specific map M_t: typed, serialisable, rendered into the act prompt and `/map` in chat."""
-
-    schema_version: int = MAP_SCHEMA_VERSION
-    task: str = ""
-    entities: list[Entity] = Field(default_factory=list)
-    affordances: list[Affordance] = Field(default_factory=list)
-    constraints: list[str] = Field(default_factory=list)
-    unknowns: list[str] = Field(default_factory=list)
-    subgoals: list[SubGoal] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _lenient(cls, data: Any) -> Any:
-        """Accept what models write: synonyms for keys, strings for objects, a string for a list."""
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        for key, aliases in _ALIASES.items():
-            value = next((data.pop(a) for a in aliases if a in data), None)
-            if value is None:
-                continue
-            if isinstance(value, str | dict):
-                value = [value]
-            if not isinstance(value, list):
-                value = [value]
-            if key in _ITEM_FIELDS:
-                data[key] = [c for c in (_coerce_item(key, v) for v in value) if c is not None]
-            else:
-                data[key] = [_as_text(v) for v in value if _as_text(v).strip() and not _NOTHING.match(_as_text(v))]
-        return data
-
-    @field_validator("task", mode="before")
-    @classmethod
-    def _task_text(cls, value: Any) -> str:
-        return _as_text(value)
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.entities or self.affordances or self.constraints or self.unknowns or self.subgoals)
-
-    @classmethod
-    def parse(cls, text: str, task: str = "") -> tuple[CognitiveMap, str | None]:
-        """Read a map from model text, leniently. Returns (map, error); the map is empty on error."""
-        fenced = _FENCE.search(text or "")
-        value = lenient_json(fenced.group(1)) if fenced else None
-        if value is None:
-            value = lenient_json(text or "")
-        if isinstance(value, dict) and isinstance(value.get("map"), dict):
-            value = value["map"]
-        if not isinstance(value, dict):
-            snippet = (text or "").strip().replace("\n", " ")[:80]
-            return cls(task=task), f"no JSON object in the reply ({snippet!r})"
-        try:
-            parsed = cls.model_validate({**value, "task": task})
-        except Exception as exc:  # pydantic errors on very odd shapes
-            return cls(task=task), f"the JSON does not fit the map ({type(exc).__name__})"
-        if parsed.is_empty:
-            return parsed, "the map is empty"
-        return parsed, None
-
-    def render(self) -> str:
-        """The map as compact text for a prompt or the terminal."""
-        lines: list[str] = []
-        if self.entities:
-            lines.append("Entities:")
-            lines += [f"- {e.name}" + (f" ({e.kind})" if e.kind else "") + (f": {e.notes}" if e.notes else "")
-                      for e in self.entities]
-        if self.affordances:
-            lines.append("Affordances:")
-            lines += [f"- {a.tool}" + (f" -> {a.applies_to}" if a.applies_to else "")
-                      + (f": {a.effect}" if a.effect else "") for a in self.affordances]
-        if self.constraints:
-            lines.append("Constraints:")
-            lines += [f"- {c}" for c in self.constraints]
-        if self.unknowns:
-            lines.append("Unknowns:")
-            lines += [f"- {u}" for u in self.unknowns]
-        if self.subgoals:
-            lines.append("Sub-goals:")
-            lines += [f"{i}. [{'x' if g.done else ' '}] {g.goal}" + (f" (tool: {g.tool})" if g.tool else "")
-                      for i, g in enumerate(self.subgoals, start=1)]
-        return "\n".join(lines) if lines else "(empty map)"
-
-
-def map_of(trajectory: Any) -> CognitiveMap | None:
-    """The cognitive map a map-then-act run stored in `trajectory.extras["map"]` (None if it has none);
+def map_of(trajectory: Trajectory) -> CognitiveMap | None:
+    """The cognitive map a map-then-act run recorded (`agentkit.records.MAP`; None if it has none);
     `agentkit chat`'s `/map` shows `map_of(last_trajectory).render()`."""
-    data = getattr(trajectory, "extras", {}).get("map")
-    return CognitiveMap.model_validate(data) if isinstance(data, dict) else None
+    return trajectory.records.get(MAP)
 
 
 # -- the exploration cache ------------------------------------------------------------------------
@@ -315,11 +147,8 @@ class ExplorationCache:
 
     def put(self, identity: str, record: dict[str, Any]) -> Path:
         """Store a record atomically (write to a temporary file, then rename)."""
-        self.root.mkdir(parents=True, exist_ok=True)
         path = self._path(identity)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps({**record, "identity": identity}, ensure_ascii=False, indent=1))
-        tmp.replace(path)
+        atomic_write(path, json.dumps({**record, "identity": identity}, ensure_ascii=False, indent=1), durable=False)
         return path
 
     def clear(self, identity: str) -> None:
@@ -394,14 +223,14 @@ class MapThenActPlanner:
             run.add_context(self.name, PRIORS_TITLE, priors)
         if not cmap.is_empty:
             run.add_context(self.name, MAP_TITLE, f"{cmap.render()}\n\n{MAP_USE}")
-        run.record("map", cmap.model_dump())
+        run.record(MAP, cmap)
 
     # -- stage 1: global exploration --------------------------------------------------------------
     def _explore(self, run: RunContext, read_only: dict[str, Tool], runner: ToolRunner) -> str:
         identity = environment_identity(list(run.tools.values()), self.environment)
-        info: dict[str, Any] = {"identity": identity}
         if not read_only or self.explore_steps == 0:
-            run.record("explore", {**info, "skipped": "no read-only tools" if not read_only else "budget 0"})
+            skipped = "no read-only tools" if not read_only else "budget 0"
+            run.record(EXPLORE, ExploreRecord(identity=identity, skipped=skipped))
             return ""
         fresh = self.refresh and identity not in self._memory  # refresh once per planner, then reuse
         record = None if fresh else self._lookup(identity)
@@ -415,9 +244,9 @@ class MapThenActPlanner:
                     self._memory[identity] = record
                     if self.cache is not None:
                         self.cache.put(identity, record)
-                    run.record("explore", {**info, "cached": False, "calls": record["calls"]})
+                    run.record(EXPLORE, ExploreRecord(identity=identity, cached=False, calls=record["calls"]))
                     return str(record["priors"])
-        run.record("explore", {**info, "cached": True, "calls": record.get("calls", [])})
+        run.record(EXPLORE, ExploreRecord(identity=identity, cached=True, calls=record.get("calls", [])))
         return str(record.get("priors", ""))
 
     def _lookup(self, identity: str) -> dict[str, Any] | None:
@@ -485,8 +314,8 @@ class MapThenActPlanner:
                 break
             messages.append(Message.user(MAP_UNKNOWNS.format(unknowns="; ".join(cmap.unknowns))))
         if error is not None:
-            run.record("map_error", error)
-        run.record("map_probes", calls)
+            run.record(MAP_ERROR, MapError(error))
+        run.record(MAP_PROBES, MapProbes(calls))
         return cmap
 
     # -- read-only tool calls made by the planner --------------------------------------------------
@@ -534,5 +363,3 @@ def _tidy(text: str, limit: int) -> str:
 def _args_text(arguments: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
 
-
-register_planner("map-then-act", MapThenActPlanner)

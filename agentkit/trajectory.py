@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from agentkit.messages import Message, Usage, new_id
 from agentkit.models.protocol import TokenRecord
+from agentkit.records import Records
 
 SCHEMA_VERSION = 1
 log = logging.getLogger(__name__)
@@ -52,7 +53,11 @@ class Turn(BaseModel):
 
 
 class Trajectory(BaseModel):
-    """The record of one agent run, as written to and read from JSONL logs."""
+    """The record of one agent run, as written to and read from JSONL logs.
+
+    `metadata` is the user's (passed to `Agent.run(..., metadata=...)`, stored as given); `extras` holds
+    the framework's records of the run, read and written through `records` (see `agentkit.records`).
+    """
 
     schema_version: int = SCHEMA_VERSION
     id: str = Field(default_factory=lambda: new_id("traj"))
@@ -121,6 +126,11 @@ class Trajectory(BaseModel):
         return None, 0
 
     # -- reading --------------------------------------------------------------------------------
+    @property
+    def records(self) -> Records:
+        """Typed access to the framework's records of this run (skills, notes, map, SQL, samples)."""
+        return Records(self.extras)
+
     def prompt_ids(self, index: int) -> list[int]:
         """The full prompt token ids of turn `index`, rebuilt through `extends`."""
         chain: list[Turn] = []
@@ -149,7 +159,7 @@ class Trajectory(BaseModel):
 
 
 class NewerSchemaError(ValueError):
-    """A record was written by a newer agentkit than this one."""
+    """A record (trajectory, skill, library, notebook) was written by a newer agentkit than this one."""
 
 
 def append_jsonl(path: str | os.PathLike[str], trajectory: Trajectory) -> None:

@@ -1,6 +1,7 @@
 """The Skill1 cycle around one run: query → retrieve → rerank → utilize, then distill and learn.
 
-Every step is recorded in `trajectory.extras["skills"]` so training can credit each phase:
+Every step is recorded on the trajectory (`agentkit.records.SKILLS`, a `SkillsRecord`) so training
+can credit each phase:
 
     {"retrieved": [{"id", "name", "utility", "score"}, ...], "ranking": [ids, best first],
      "used": id | None, "used_text": str | None, "u_hat": max utility of the retrieved (0 if none),
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.messages import Message
+from agentkit.records import SKILLS, RetrievedSkill, SkillsRecord
 from agentkit.skills import prompts
 from agentkit.skills.distill import (
     admission_refusal,
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
     from agentkit.skills.library import Retrieved, SkillLibrary
     from agentkit.trajectory import Trajectory
 
-EXTRAS_KEY = "skills"
 
 
 @dataclass(frozen=True)
@@ -76,11 +77,6 @@ class SkillSettings:
         return dataclasses.replace(self, **changes)
 
 
-def empty_record() -> dict[str, Any]:
-    return {"retrieved": [], "ranking": [], "used": None, "used_text": None, "u_hat": 0.0, "query": "",
-            "distilled": None, "admitted": False, "refused_reason": None}
-
-
 class SkillCycle:
     """Runs the cycle for a library; stateless between runs (state lives in the trajectory)."""
 
@@ -93,25 +89,31 @@ class SkillCycle:
 
     # -- before the run -----------------------------------------------------------------------------
     def before_run(self, run: RunContext) -> None:
+        """Query, retrieve, rerank and put the chosen skill into context; recorded as `SKILLS`."""
+        record = SkillsRecord()
+        try:
+            self._select(run, record)
+        finally:
+            run.record(SKILLS, record)
+
+    def _select(self, run: RunContext, record: SkillsRecord) -> None:
         s = self.settings
-        record = empty_record()
-        run.record(EXTRAS_KEY, record)
         if s.k == 0 or (not s.query_when_empty and not self.library.has_skills()):
             return
-        record["query"] = self._query(run)
-        hits = self.library.retrieve(record["query"])
-        record["retrieved"] = [{"id": h.skill.id, "name": h.skill.name, "utility": h.skill.utility,
-                                "score": round(h.score, 6)} for h in hits]
-        record["u_hat"] = max((h.skill.utility for h in hits), default=0.0)
+        record.query = self._query(run)
+        hits = self.library.retrieve(record.query)
+        record.retrieved = [RetrievedSkill(id=h.skill.id, name=h.skill.name, utility=h.skill.utility,
+                                           score=round(h.score, 6)) for h in hits]
+        record.u_hat = max((h.skill.utility for h in hits), default=0.0)
         if not hits:
             return
         order = self._rank(run, hits)
-        record["ranking"] = [hits[i].skill.id for i in order]
+        record.ranking = [hits[i].skill.id for i in order]
         if s.inject:
             chosen = hits[order[0]].skill
             text = chosen.render(s.max_inject_chars)
             run.add_context(self.library.name, prompts.UTILIZE_TITLE, f"{prompts.UTILIZE_CAVEAT}\n\n{text}")
-            record["used"], record["used_text"] = chosen.id, text
+            record.used, record.used_text = chosen.id, text
 
     def _query(self, run: RunContext) -> str:
         if self.settings.query == "task":
@@ -145,17 +147,25 @@ class SkillCycle:
 
     # -- after the run ------------------------------------------------------------------------------
     def after_run(self, run: RunContext) -> None:
+        """Credit the used skill with the outcome, then distill and admit a new one; updates `SKILLS`."""
+        trajectory = run.trajectory
+        record = trajectory.records.get(SKILLS) or SkillsRecord()
+        try:
+            self._learn(run, record)
+        finally:
+            trajectory.records.set(SKILLS, record)
+
+    def _learn(self, run: RunContext, record: SkillsRecord) -> None:
         s = self.settings
         trajectory = run.trajectory
-        record = trajectory.extras.setdefault(EXTRAS_KEY, empty_record())
         reward = trajectory.reward
-        if record.get("used"):
-            self.library.record_outcome(record["used"], reward)
+        if record.used:
+            self.library.record_outcome(record.used, reward)
         if s.distill == "off":
-            record["refused_reason"] = "distillation is off"
+            record.refused_reason = "distillation is off"
             return
         if s.distill == "on-success" and (skip := outcome_refusal(reward, s.success_at)) is not None:
-            record["refused_reason"] = f"{skip} (distillation skipped)"
+            record.refused_reason = f"{skip} (distillation skipped)"
             return
         budget = run.settings
         if budget.max_tokens is not None and budget.max_tokens < s.distill_max_tokens:
@@ -163,36 +173,39 @@ class SkillCycle:
         reply = run.call_model(distill_messages(trajectory, outcome_text(reward, s.success_at)),
                                phase="distill", context="skills.distill", settings=budget)
         parsed = parse_distilled(reply.content)
-        record["distilled"] = parsed.data
+        record.distilled = parsed.data
         self._admit(trajectory, record, reward)
 
-    def settle(self, trajectory: Trajectory, reward: float) -> dict[str, Any]:
+    def settle(self, trajectory: Trajectory, reward: float) -> SkillsRecord:
         """Apply an outcome that arrived after the run (chat feedback): update U, admit the pending skill."""
-        record = trajectory.extras.setdefault(EXTRAS_KEY, empty_record())
-        first_outcome = trajectory.reward is None
-        trajectory.reward = float(reward)
-        if record.get("used") and first_outcome:  # the use was counted when the run ended
-            self.library.record_outcome(record["used"], trajectory.reward, count_use=False)
-        if not record.get("admitted") and _last_distill_text(trajectory):
-            self._admit(trajectory, record, trajectory.reward)
+        record = trajectory.records.get(SKILLS) or SkillsRecord()
+        try:
+            first_outcome = trajectory.reward is None
+            trajectory.reward = float(reward)
+            if record.used and first_outcome:  # the use was counted when the run ended
+                self.library.record_outcome(record.used, trajectory.reward, count_use=False)
+            if not record.admitted and _last_distill_text(trajectory):
+                self._admit(trajectory, record, trajectory.reward)
+        finally:
+            trajectory.records.set(SKILLS, record)
         return record
 
-    def _admit(self, trajectory: Trajectory, record: dict[str, Any], reward: float | None) -> None:
+    def _admit(self, trajectory: Trajectory, record: SkillsRecord, reward: float | None) -> None:
         parsed = parse_distilled(_last_distill_text(trajectory))
         reason = admission_refusal(parsed, reward, self.settings.success_at)
         name = parsed.skill.name if parsed.skill else None
         if reason is not None or parsed.skill is None:
             reason = reason or "distilled skill did not parse"
-            record["admitted"], record["refused_reason"] = False, reason
+            record.admitted, record.refused_reason = False, reason
             self.library.refuse(reason, trajectory_id=trajectory.id, name=name or None)
             return
         skill = parsed.skill.to_skill(trajectory_id=trajectory.id, initial_utility=self.settings.initial_utility)
         admission = self.library.add(skill, trajectory_id=trajectory.id)
-        record["admitted"] = admission.admitted
-        record["refused_reason"] = None if admission.admitted else admission.reason
-        if admission.admitted and isinstance(record["distilled"], dict):
-            record["distilled"] = {**record["distilled"], "admitted_as": admission.skill_id,
-                                   "admission": admission.status}
+        record.admitted = admission.admitted
+        record.refused_reason = None if admission.admitted else admission.reason
+        if admission.admitted and isinstance(record.distilled, dict):
+            record.distilled = {**record.distilled, "admitted_as": admission.skill_id,
+                                "admission": admission.status}
 
 
 def _last_distill_text(trajectory: Trajectory) -> str:

@@ -21,11 +21,12 @@ import random
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
+from agentkit.environments.base import Environment, Task
 from agentkit.training import checkpoint as ckpt
 from agentkit.training import distributed as dist
 from agentkit.training.allocator import keep_freed_memory
@@ -34,10 +35,18 @@ from agentkit.training.credit import assign_credit, group_id, informative_groups
 from agentkit.training.logprobs import TokenLogProbs, decoder_layers
 from agentkit.training.losses import kl_k3, ppo_clip_loss, sdar_loss, token_mean
 from agentkit.training.metrics import MetricsLog
+from agentkit.training.rollout import RolloutEngine
 from agentkit.training.sequences import MissingTokensError, PackedBatch, TokenSequence, build_sequences, collate
+from agentkit.training.steps import permutation, progress
 from agentkit.trajectory import Trajectory
 
+if TYPE_CHECKING:
+    from agentkit.models.local import LocalModel
+
 log = logging.getLogger(__name__)
+
+TrainingSource = Environment | str | Path | Sequence[str | Path] | Sequence[Trajectory]
+"""What `Trainer.fit` trains on: an environment (online), JSONL log paths, or trajectories (offline)."""
 
 
 class Trainer:
@@ -51,8 +60,8 @@ class Trainer:
         rollout: a `RolloutEngine` for online training (default: `LocalRollout` on the same module).
     """
 
-    def __init__(self, model: Any, config: TrainConfig | None = None, *, tokenizer: Any = None,
-                 out_dir: str | Path = "ckpt", rollout: Any = None) -> None:
+    def __init__(self, model: str | LocalModel | nn.Module, config: TrainConfig | None = None, *,
+                 tokenizer: Any = None, out_dir: str | Path = "ckpt", rollout: RolloutEngine | None = None) -> None:
         self.config = config or TrainConfig()
         cfg = self.config
         self.local, self.module, self.tokenizer = _resolve_model(model, tokenizer)
@@ -104,7 +113,7 @@ class Trainer:
         self.amp_dtype = _amp_dtype(cfg.dtype, self.device)
         # Sharded, every process must run the same passes: a prompt-sharing pass count varies with the data.
         self._share_prompts = cfg.share_prompts and not cfg.gradient_checkpointing and not self.fsdp
-        self.rollout = rollout
+        self.rollout: RolloutEngine | None = rollout
         self.step = 0
         self.position = {"epoch": 0, "cursor": 0}
         self.counters = {"nan_skipped": 0, "groups_dropped": 0, "groups_used": 0, "trajectories_skipped": 0}
@@ -112,8 +121,9 @@ class Trainer:
         self._last_saved = 0
 
     # -- public API -----------------------------------------------------------------------------
-    def fit(self, source: Any, *, resume: bool | str | Path = False, tasks: Sequence[Any] | None = None) -> dict:
-        """Train on logged trajectories (a list, or JSONL paths) or online against an environment.
+    def fit(self, source: TrainingSource, *, resume: bool | str | Path = False,
+            tasks: Sequence[Task] | None = None) -> dict[str, Any]:
+        """Train on logged trajectories (a list, or JSONL paths) or online against an `Environment`.
 
         `resume=True` continues from the newest checkpoint in `out_dir` (or from the given path).
         Returns a summary: steps, counters, and the last metrics record.
@@ -126,7 +136,7 @@ class Trainer:
                                       resume_step=self.step if resume else None,
                                       run_config=self.config.model_dump(mode="json"))
         try:
-            if hasattr(source, "reset") and hasattr(source, "tasks"):
+            if isinstance(source, Environment):
                 from agentkit.training.online import fit_online
 
                 last = fit_online(self, source, tasks)
@@ -391,9 +401,9 @@ class Trainer:
         self.counters["groups_used"] = len(groups)
         names = list(groups)
         last: dict[str, Any] = {}
-        with _progress(cfg.progress and dist.is_main(), cfg.max_steps, self.step) as advance:
+        with progress(cfg.progress and dist.is_main(), cfg.max_steps, self.step) as advance:
             while self.step < cfg.max_steps and self.position["epoch"] < cfg.epochs:
-                perm = _permutation(len(names), cfg.seed + self.position["epoch"])
+                perm = permutation(len(names), cfg.seed + self.position["epoch"])
                 cursor = self.position["cursor"]
                 if cursor >= len(perm):
                     self.position = {"epoch": self.position["epoch"] + 1, "cursor": 0}
@@ -456,11 +466,6 @@ def _load_trajectories(source: Any) -> list[Trajectory]:
     return items
 
 
-def _permutation(n: int, seed: int) -> list[int]:
-    g = torch.Generator().manual_seed(seed)
-    return torch.randperm(n, generator=g).tolist()
-
-
 def _amp_dtype(setting: str, device: torch.device) -> torch.dtype | None:
     if setting == "fp32":
         return None
@@ -477,22 +482,3 @@ def _pad_id(tokenizer: Any) -> int:
         if isinstance(value, int):
             return value
     return 0
-
-
-@contextlib.contextmanager
-def _progress(enabled: bool, total: int, start: int) -> Iterator[Any]:
-    """A rich progress bar over optimiser steps; yields advance(step, record)."""
-    if not enabled:
-        yield lambda step, record: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  TextColumn("{task.description}")) as bar:
-        task = bar.add_task("", total=total, completed=start)
-
-        def advance(step: int, record: dict[str, Any]) -> None:
-            desc = f"loss {record.get('loss', float('nan')):.4f} reward {record.get('reward_mean', 0.0):.3f}"
-            bar.update(task, completed=step, description=desc)
-
-        yield advance
