@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import torch
 
+from agentkit.training.registry import policy_loss
+
 
 def token_mean(values: torch.Tensor, mask: torch.Tensor, denom: float | torch.Tensor | None = None) -> torch.Tensor:
     """Σ mask·values / denom (denom defaults to Σ mask; an empty mask gives 0)."""
@@ -21,6 +23,7 @@ def token_mean(values: torch.Tensor, mask: torch.Tensor, denom: float | torch.Te
     return (values * mask).sum() / d.clamp_min(1.0)
 
 
+@policy_loss("ppo-clip", fields=("clip_low", "clip_high"))
 def ppo_clip_loss(
     logp: torch.Tensor,
     old_logp: torch.Tensor,
@@ -57,6 +60,7 @@ def sdar_gate(teacher_logp: torch.Tensor, student_logp: torch.Tensor, beta: floa
     return torch.sigmoid(beta * (teacher_logp - student_logp)).detach()
 
 
+@policy_loss("sdar", fields=("sdar_beta", "sdar_coef", "sdar_prefix"))
 def sdar_loss(
     student_logp: torch.Tensor,
     teacher_logp: torch.Tensor,
@@ -75,7 +79,3 @@ def sdar_loss(
     gate = sdar_gate(teacher, student_logp.detach(), beta)
     return token_mean(gate * (teacher - student_logp), mask, denom), gate
 
-
-def entropy_bonus(entropy: torch.Tensor, mask: torch.Tensor, denom: float | torch.Tensor | None = None) -> torch.Tensor:
-    """Token-mean entropy H (the loss adds −c_ent·H)."""
-    return token_mean(entropy, mask, denom)
