@@ -77,3 +77,25 @@ def test_read_file_never_leaks_while_a_file_flips_to_an_outside_symlink(sandbox)
         thread.join()
     assert leaked == 0
     assert ok > 0  # the reads did happen
+
+
+def test_serve_dry_run_masks_the_api_key_everywhere(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from agentkit.cli.main import app
+    from agentkit.serving import mask_secrets
+
+    (tmp_path / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+        "num_key_value_heads": 4, "num_hidden_layers": 2, "vocab_size": 128, "torch_dtype": "bfloat16"}))
+    args = ["serve", str(tmp_path), "--dry-run", "--gpu", "h100", "--vllm-version", "0.11.0",
+            "--api-key", "sk-VERYSECRET", "--", "--hf-token=hf_SECRET2", "--max-num-seqs", "8"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "SECRET" not in result.output
+    assert result.output.count("***") == 2
+    assert "--max-num-seqs 8" in result.output
+    assert mask_secrets(["vllm", "--max-num-batched-tokens", "8192", "--token", "t", "--api-key=k"]) == \
+        ["vllm", "--max-num-batched-tokens", "8192", "--token", "***", "--api-key=***"]
