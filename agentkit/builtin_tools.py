@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import errno
 import math
 import operator
 import os
@@ -186,8 +187,12 @@ class SandboxError(PermissionError):
     """A path outside the directory the tool may read."""
 
 
+MAX_LINK_HOPS = 40
+
+
 def resolve_inside(root: str | os.PathLike[str], path: str) -> Path:
-    """`path` (relative to `root`, or absolute) resolved through symlinks; it must stay inside `root`."""
+    """`path` (relative to `root`, or absolute) resolved through symlinks; it must stay inside `root`.
+    A check on names only: `read_file` opens through `open_inside`, which holds to it race-free."""
     base = Path(os.path.realpath(root))
     if "\x00" in path:
         raise SandboxError("path contains a NUL character")
@@ -197,8 +202,67 @@ def resolve_inside(root: str | os.PathLike[str], path: str) -> Path:
     return target
 
 
+def _inside_parts(base: str, path: str, cwd: list[str]) -> list[str]:
+    """The components of `path` (absolute, or relative to the folder `cwd` under `base`), normalised
+    lexically; SandboxError when they leave `base`."""
+    if os.path.isabs(path):
+        rel = os.path.relpath(os.path.normpath(path), base)
+    else:
+        rel = os.path.normpath(os.path.join(*cwd, path)) if cwd else os.path.normpath(path)
+    if rel == ".." or rel.startswith(".." + os.sep) or os.path.isabs(rel):
+        raise SandboxError(f"{path!r} is outside the allowed directory")
+    return [p for p in rel.split(os.sep) if p not in ("", ".")]
+
+
+def open_inside(root: str | os.PathLike[str], path: str) -> int:
+    """Open `path` inside `root` and return the file descriptor, never leaving `root`, whatever
+    changes on disk meanwhile: each component is opened relative to its folder's descriptor with
+    O_NOFOLLOW, and a symbolic link is read and resolved by hand, refused if it points out."""
+    if "\x00" in path:
+        raise SandboxError("path contains a NUL character")
+    base = os.path.realpath(root)
+    todo = _inside_parts(base, path, [])
+    done: list[str] = []
+    fds = [os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    hops = 0
+    try:
+        while todo:
+            name = todo.pop(0)
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            try:
+                fd = os.open(name, flags | (os.O_DIRECTORY if todo else 0), dir_fd=fds[-1])
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    if exc.errno == errno.ENOENT:
+                        raise FileNotFoundError(f"no such file: {path!r}") from None
+                    raise
+                try:
+                    target = os.readlink(name, dir_fd=fds[-1])
+                except OSError:
+                    raise exc from None  # not a link: a file where a folder was expected
+                hops += 1
+                if hops > MAX_LINK_HOPS:
+                    raise SandboxError(f"{path!r} has too many levels of symbolic links") from None
+                # Start again from the root with the link's target in place of the link.
+                todo = _inside_parts(base, target, done) + todo
+                for fd_done in fds[1:]:
+                    os.close(fd_done)
+                del fds[1:], done[:]
+                continue
+            fds.append(fd)
+            done.append(name)
+        return fds.pop()
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def make_read_file(allow_dir: str | os.PathLike[str], max_bytes: int = MAX_READ_BYTES) -> Tool:
-    """A `read_file` tool that reads text files inside `allow_dir` (and lists directories there)."""
+    """A `read_file` tool that reads text files inside `allow_dir` (and lists directories there).
+
+    The file is opened relative to the allowed directory without following links out of it
+    (`open_inside`), and the opened file itself is checked (a regular file with one link), so a path
+    that flips to a symbolic link, or a hard link to an outside file, reads nothing."""
     root = Path(allow_dir)
     if not root.is_dir():
         raise ValueError(f"allowed directory {str(allow_dir)!r} does not exist or is not a directory")
@@ -210,22 +274,27 @@ def make_read_file(allow_dir: str | os.PathLike[str], max_bytes: int = MAX_READ_
         Args:
             path: the file's path, relative to the allowed directory.
         """
-        target = resolve_inside(root, path)
-        if not target.exists():
-            raise FileNotFoundError(f"no such file: {path!r}")
-        mode = target.stat().st_mode
-        if stat.S_ISDIR(mode):
-            entries = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
-            return "\n".join(entries) if entries else "(empty directory)"
-        if not stat.S_ISREG(mode):
-            raise ValueError(f"{path!r} is not a regular file")
-        with open(target, "rb") as f:
-            data = f.read(max_bytes + 1)
+        fd = open_inside(root, path)
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                with os.scandir(fd) as it:
+                    entries = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in it)
+                return "\n".join(entries) if entries else "(empty directory)"
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError(f"{path!r} is not a regular file")
+            if info.st_nlink != 1:
+                raise SandboxError(f"{path!r} has {info.st_nlink} hard links: it may be a file outside the allowed "
+                                   "directory, so it is not read")
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read(max_bytes + 1)
+        finally:
+            os.close(fd)
         if b"\x00" in data[:8192]:
-            return f"[{path} is a binary file ({target.stat().st_size} bytes); not shown]"
+            return f"[{path} is a binary file ({info.st_size} bytes); not shown]"
         text = data[:max_bytes].decode("utf-8", errors="replace")
         if len(data) > max_bytes:
-            text += f"\n[file truncated: {target.stat().st_size} bytes, showing the first {max_bytes}]"
+            text += f"\n[file truncated: {info.st_size} bytes, showing the first {max_bytes}]"
         return text
 
     return read_file

@@ -5,9 +5,29 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+def clean_text(value: Any) -> Any:
+    """`value` with every lone surrogate (U+D800-U+DFFF, which UTF-8 cannot encode: JSON logs and the
+    terminal would fail on it) replaced by U+FFFD, inside strings, lists, tuples and dict keys/values;
+    anything else is returned as is. Applied where text enters: model text, parsed tool arguments,
+    tool outputs, streamed deltas."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:  # a surrogate pair becomes its character, a lone one U+FFFD
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {clean_text(k): clean_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_text(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(clean_text(v) for v in value)
+    return value
 
 
 def new_id(prefix: str = "call") -> str:
@@ -21,6 +41,8 @@ class ToolCall(BaseModel):
     id: str = Field(default_factory=new_id)
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+    _clean = field_validator("id", "name", "arguments")(lambda value: clean_text(value))
 
 
 class Message(BaseModel):
@@ -38,6 +60,8 @@ class Message(BaseModel):
     name: str | None = None
     is_error: bool = False
     parse_error: str | None = None
+
+    _clean = field_validator("content", "name", "parse_error", "tool_call_id")(lambda value: clean_text(value))
 
     @classmethod
     def system(cls, content: str) -> Message:

@@ -34,6 +34,7 @@ What the plan switches on, and the vLLM facts it rests on (checked against vLLM'
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -268,11 +269,39 @@ class ServePlan:
         """The agentkit model string for this server: `vllm:http://host:port/v1/NAME`."""
         return f"vllm:{self.base_url}/{self.served_name}"
 
-    def command_line(self) -> str:
-        """The command as one shell line, environment first: exactly what runs."""
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items()))
-        cmd = shlex.join(self.args)
-        return f"{env} {cmd}" if env else cmd
+    def command_line(self, *, reveal_secrets: bool = False) -> str:
+        """The command as one shell line, environment first: what runs, with secrets (`--api-key`,
+        tokens, passwords, in arguments or the environment) shown as *** unless `reveal_secrets`."""
+        env = {k: v if reveal_secrets or not _SECRET_ENV.search(k) else MASK for k, v in self.env.items()}
+        shown = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+        cmd = shlex.join(self.args if reveal_secrets else mask_secrets(self.args))
+        return f"{shown} {cmd}" if shown else cmd
+
+
+MASK = "***"
+_SECRET_FLAG = re.compile(r"^--(?:[a-z0-9]+-)*(?:key|token|password|passwd|secret)$", re.I)
+_SECRET_ENV = re.compile(r"(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)(?:_|$)", re.I)
+
+
+def mask_secrets(args: Sequence[str]) -> list[str]:
+    """`args` with the value of every secret flag (`--api-key KEY`, `--api-key=KEY`, tokens, passwords)
+    replaced by ***, for printing and logging a command."""
+    out: list[str] = []
+    hide_next = False
+    for arg in args:
+        flag, eq, _ = arg.partition("=")
+        if hide_next:
+            out.append(MASK)
+            hide_next = False
+        elif _SECRET_FLAG.match(flag):
+            if eq:
+                out.append(f"{flag}={MASK}")
+            else:
+                out.append(arg)
+                hide_next = True
+        else:
+            out.append(arg)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

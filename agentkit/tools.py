@@ -22,8 +22,12 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from agentkit.messages import clean_text
+
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_OUTPUT_CHARS = 8000
+MAX_CALLS_PER_REPLY = 32
+MAX_ABANDONED_THREADS = 64  # tools still running past their time limit, each on a thread of its own
 
 
 class ToolDefinitionError(TypeError):
@@ -38,6 +42,9 @@ class ToolOutcome:
     is_error: bool = False
     duration_s: float = 0.0
     value: Any = None
+
+    def __post_init__(self) -> None:
+        self.content = clean_text(self.content)
 
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
@@ -210,19 +217,44 @@ def as_tools(items: Iterable[Tool | Toolkit | Callable[..., Any]]) -> dict[str, 
 
 
 def render_output(value: Any, limit: int) -> str:
-    """Turn a tool's return value into text, cut to `limit` characters with a note saying so."""
-    if isinstance(value, str):
-        text = value
-    elif isinstance(value, BaseModel):
-        text = value.model_dump_json()
-    else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            text = str(value)
+    """Turn a tool's return value into text, cut to `limit` characters with a note saying so.
+
+    Never raises: a value that cannot become text (an `__str__` that raises, an integer past Python's
+    digit limit, nesting deeper than the recursion limit) is described instead."""
+    try:
+        text = _as_text(value)
+    except Exception as exc:  # RecursionError, ValueError (int digits), whatever a __str__ raises
+        text = f"[the tool's return value ({_type_name(value)}) cannot be shown as text: {describe_exception(exc)}]"
     if len(text) > limit:
         text = f"{text[:limit]}\n[output truncated: {len(text)} characters, showing the first {limit}]"
-    return text
+    return clean_text(text)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _type_name(value: Any) -> str:
+    try:
+        return type(value).__name__
+    except Exception:  # pragma: no cover - a type whose name cannot be read
+        return "value"
+
+
+def describe_exception(exc: BaseException) -> str:
+    """"TypeName: message" of an exception, even when its `__str__` raises."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = "(its message cannot be shown)"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _format_validation_error(tool_name: str, exc: ValidationError) -> str:
@@ -234,19 +266,30 @@ def _format_validation_error(tool_name: str, exc: ValidationError) -> str:
 
 
 class ToolRunner:
-    """Runs validated tool calls with time limits, in parallel when several come at once."""
+    """Runs validated tool calls with time limits, in parallel when several come at once.
 
-    def __init__(self, max_workers: int = 8) -> None:
+    The calls of one reply share one deadline: each call's time limit counts from the moment the
+    reply's calls start, so 100 slow calls take as long as the slowest limit, not the sum. At most
+    `max_calls` calls of one reply run; the others come back as errors saying so. Whatever a tool
+    raises, `SystemExit` and `KeyboardInterrupt` included, becomes an error outcome.
+    """
+
+    def __init__(self, max_workers: int = 8, max_calls: int = MAX_CALLS_PER_REPLY) -> None:
         self._pool = _DaemonPool(max_workers)
+        self.max_calls = max_calls
 
     def close(self) -> None:
         self._pool.close()
 
     def run_many(self, calls: list[tuple[Tool | None, str, dict[str, Any]]]) -> list[ToolOutcome]:
         """Run (tool, name, arguments) triples; a `None` tool is an unknown name."""
-        prepared = [self._prepare(t, name, args) for t, name, args in calls]
+        prepared = [self._prepare(t, name, args) for t, name, args in calls[: self.max_calls]]
+        skipped = [ToolOutcome(f"Tool {name} was not run: at most {self.max_calls} tool calls per reply "
+                               f"(this reply made {len(calls)}); call fewer at once.", is_error=True)
+                   for _, name, _ in calls[self.max_calls :]]
         if len(prepared) == 1 and not isinstance(prepared[0], ToolOutcome) and prepared[0][0].timeout_s is None:
-            return [_run_inline(*prepared[0])]  # no time limit asked: no thread hand-off
+            return [_run_inline(*prepared[0]), *skipped]  # no time limit asked: no thread hand-off
+        start = time.monotonic()
         futures = {
             i: self._pool.submit(_invoke, p[0], p[1]) for i, p in enumerate(prepared) if not isinstance(p, ToolOutcome)
         }
@@ -255,25 +298,24 @@ class ToolRunner:
             if isinstance(p, ToolOutcome):
                 outcomes.append(p)
                 continue
-            t = p[0]
-            start = time.perf_counter()
+            t, future = p[0], futures[i]
+            remaining = None if t.timeout_s is None else max(0.0, start + t.timeout_s - time.monotonic())
             try:
-                value = futures[i].result(timeout=t.timeout_s)
+                error = future.exception(timeout=remaining)  # what the tool raised (a real Ctrl-C here propagates)
             except FutureTimeout:
-                futures[i].cancel()
-                outcomes.append(ToolOutcome(f"Tool {t.name} timed out after {t.timeout_s:g} s.", is_error=True))
+                if not future.cancel():
+                    self._pool.abandon(future)
+                outcomes.append(ToolOutcome(f"Tool {t.name} timed out after {t.timeout_s:g} s.", is_error=True,
+                                            duration_s=time.monotonic() - start))
                 continue
-            except Exception as exc:
-                outcomes.append(
-                    ToolOutcome(f"Tool {t.name} raised {type(exc).__name__}: {exc}", is_error=True,
-                                duration_s=time.perf_counter() - start)
-                )
+            elapsed = time.monotonic() - start
+            if error is not None:
+                outcomes.append(ToolOutcome(f"Tool {t.name} raised {describe_exception(error)}", is_error=True,
+                                            duration_s=elapsed))
                 continue
-            outcomes.append(
-                ToolOutcome(render_output(value, t.max_output_chars), duration_s=time.perf_counter() - start,
-                            value=value)
-            )
-        return outcomes
+            value = future.result()
+            outcomes.append(ToolOutcome(render_output(value, t.max_output_chars), duration_s=elapsed, value=value))
+        return outcomes + skipped
 
     @staticmethod
     def _prepare(t: Tool | None, name: str, arguments: dict[str, Any]) -> tuple[Tool, dict[str, Any]] | ToolOutcome:
@@ -289,8 +331,8 @@ def _run_inline(t: Tool, kwargs: dict[str, Any]) -> ToolOutcome:
     start = time.perf_counter()
     try:
         value = _invoke(t, kwargs)
-    except Exception as exc:
-        return ToolOutcome(f"Tool {t.name} raised {type(exc).__name__}: {exc}", is_error=True,
+    except BaseException as exc:  # SystemExit or KeyboardInterrupt from a tool must not end the run
+        return ToolOutcome(f"Tool {t.name} raised {describe_exception(exc)}", is_error=True,
                            duration_s=time.perf_counter() - start)
     return ToolOutcome(render_output(value, t.max_output_chars), duration_s=time.perf_counter() - start, value=value)
 
@@ -307,12 +349,21 @@ class _DaemonPool:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._idle = 0
+        self._abandoned: set[Future[Any]] = set()
         self._lock = threading.Lock()
+
+    def abandon(self, future: Future[Any]) -> None:
+        """The caller stopped waiting for `future` (past its time limit): its thread does not count
+        against `max_workers` until the job ends (at most MAX_ABANDONED_THREADS such threads)."""
+        with self._lock:
+            if not future.done() and len(self._abandoned) < MAX_ABANDONED_THREADS:
+                self._abandoned.add(future)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         future: Future[Any] = Future()
         with self._lock:
-            if self._idle == 0 and len(self._threads) < self._max:
+            # _idle is free workers minus queued jobs no worker has taken yet (negative: a backlog).
+            if self._idle <= 0 and len(self._threads) - len(self._abandoned) < self._max:
                 worker = threading.Thread(target=self._work, name="agentkit-tool", daemon=True)
                 self._threads.append(worker)
                 worker.start()
@@ -338,6 +389,7 @@ class _DaemonPool:
                     _interrupts(block=True)
             with self._lock:
                 self._idle += 1
+                self._abandoned.discard(future)
 
     def close(self) -> None:
         for _ in self._threads:

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator
 
-from agentkit.messages import Message, Usage, new_id
+from agentkit.messages import Message, Usage, clean_text, new_id
 from agentkit.models.protocol import TokenRecord
 from agentkit.records import Records
 
@@ -51,6 +51,8 @@ class Turn(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     duration_s: float = 0.0
 
+    _clean = field_validator("prompt_text", "completion_text")(lambda value: clean_text(value))
+
 
 class Trajectory(BaseModel):
     """The record of one agent run, as written to and read from JSONL logs.
@@ -78,6 +80,7 @@ class Trajectory(BaseModel):
     duration_s: float = 0.0
 
     _full: dict[int, list[int]] = PrivateAttr(default_factory=dict)
+    _clean = field_validator("task", "answer", "model")(lambda value: clean_text(value))
 
     # -- building -------------------------------------------------------------------------------
     def add_turn(

@@ -14,9 +14,13 @@ and any other files its author put there (scripts, references), which are carrie
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
+import re
 import shutil
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -129,12 +133,15 @@ def write_skill_dir(skill: Skill, folder: str | os.PathLike[str], *, copy_from: 
     """Write a skill folder atomically: built beside the target, then renamed into place.
 
     `copy_from` is a source skill folder whose other files (scripts, references) are carried along.
-    An existing folder at the target is replaced as a whole. `durable=False` skips the fsyncs (bulk
+    An existing folder at the target is replaced as a whole, by an atomic exchange of the two folders
+    where the file system has one (Linux renameat2); elsewhere the old folder is moved aside first, and
+    `recover_skill_dirs` puts it back if the process died before the new one arrived. A kill at any
+    moment leaves the old skill or the new one, never neither. `durable=False` skips the fsyncs (bulk
     loads): readers still never see a half-written folder, but a power cut may lose recent skills.
     """
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = folder.parent / f".tmp-{folder.name}-{uuid.uuid4().hex[:8]}"
+    tmp = folder.parent / f"{TMP_NEW}{folder.name}-{uuid.uuid4().hex[:8]}"
     try:
         if copy_from is not None:
             shutil.copytree(copy_from, tmp, symlinks=False,
@@ -146,17 +153,62 @@ def write_skill_dir(skill: Skill, folder: str | os.PathLike[str], *, copy_from: 
             (tmp / META_FILE).write_text(json.dumps(_meta_of(skill), indent=1, sort_keys=True), encoding="utf-8")
         if durable:
             _fsync_dir_files(tmp)
-        if folder.exists():
-            old = folder.parent / f".tmp-old-{folder.name}-{uuid.uuid4().hex[:8]}"
+        if not folder.exists():
+            os.rename(tmp, folder)
+        elif not exchange_paths(tmp, folder):  # no atomic exchange here: move aside, then in
+            old = folder.parent / f"{TMP_OLD}{folder.name}-{uuid.uuid4().hex[:8]}"
             os.rename(folder, old)
             os.rename(tmp, folder)
             shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, folder)
     finally:
-        if tmp.exists():
+        if tmp.exists():  # the build that failed, or the old folder after an exchange
             shutil.rmtree(tmp, ignore_errors=True)
     return folder
+
+
+TMP_NEW = ".tmp-new-"  # a folder being built
+TMP_OLD = ".tmp-old-"  # a folder moved aside to be replaced
+_TMP_SUFFIX = re.compile(r"-[0-9a-f]{8}$")
+
+
+def exchange_paths(a: Path, b: Path) -> bool:
+    """Swap two existing paths atomically (Linux renameat2 RENAME_EXCHANGE); False where the system or
+    file system cannot, so the caller falls back."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM):
+        return False
+    raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+def recover_skill_dirs(parent: str | os.PathLike[str]) -> list[str]:
+    """Finish what a killed `write_skill_dir` left in `parent` (call with the library lock held): a
+    folder moved aside whose replacement never arrived is put back; other temporary folders (a build
+    that did not finish, an old folder after an exchange) are removed. Returns the names put back."""
+    parent = Path(parent)
+    if not parent.is_dir():
+        return []
+    restored = []
+    for path in sorted(parent.iterdir()):
+        if not path.name.startswith(".tmp-") or not path.is_dir():
+            continue
+        if path.name.startswith(TMP_OLD) and _TMP_SUFFIX.search(path.name):
+            name = _TMP_SUFFIX.sub("", path.name[len(TMP_OLD):])
+            if name and not (parent / name).exists():
+                os.rename(path, parent / name)
+                restored.append(name)
+                continue
+        shutil.rmtree(path, ignore_errors=True)
+    return restored
 
 
 def _fsync_dir_files(folder: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import threading
 import time
@@ -25,9 +26,10 @@ from typing import Any
 
 from agentkit.home import agentkit_home
 from agentkit.skills.model import LIBRARY_SCHEMA_VERSION, NewerSchemaError
-from agentkit.skills.skillmd import atomic_write
+from agentkit.skills.skillmd import atomic_write, recover_skill_dirs
 
 LIBRARY_FILE = "library.json"
+log = logging.getLogger(__name__)
 
 
 def default_library_path() -> Path:
@@ -82,6 +84,10 @@ class LibraryFolder:
                 f"this agentkit reads up to {LIBRARY_SCHEMA_VERSION}). Upgrade agentkit to open it."
             )
         self.skills.mkdir(exist_ok=True)
+        with self.lock():  # a writer killed mid-replace: put the skill it moved aside back
+            restored = recover_skill_dirs(self.skills)
+        if restored:
+            log.warning("recovered skill folders a killed writer had moved aside: %s", ", ".join(restored))
         return manifest
 
     def update_manifest(self, **changes: Any) -> dict[str, Any]:

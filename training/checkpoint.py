@@ -9,6 +9,12 @@ Layout of `OUT/ckpt-000120/`:
     adapter/ or model/   the same weights in Transformers/peft format, for serving and `local:PATH`
 A checkpoint is built in a temporary folder and renamed into place, and `OUT/latest` (a one-line
 file) is replaced atomically afterwards, so a crash at any moment leaves the previous checkpoint whole.
+Temporary folders a killed process left behind are removed on the next save or open (a checkpoint
+that was being replaced is put back). Checkpoints are ordered by their step number, not their name.
+
+Loading never runs code from the folder: every `.pt` file is read with `torch.load(weights_only=True)`
+(tensors, numbers, strings, lists, tuples, dicts: all that optimizer, scheduler and RNG states hold),
+so a crafted checkpoint cannot execute anything on `--resume`.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import json
 import logging
 import os
 import random
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -27,6 +34,56 @@ from torch import nn
 log = logging.getLogger(__name__)
 
 CKPT_PREFIX = "ckpt-"
+_CKPT_NAME = re.compile(rf"^{CKPT_PREFIX}(\d+)$")
+_TMP_NAME = re.compile(rf"^\.(?:tmp-{CKPT_PREFIX}(\d+)|latest)-(\d+)(-old)?$")
+
+
+def checkpoint_step(path: Path) -> int | None:
+    """The step of a checkpoint folder named `ckpt-STEP`, or None for any other name."""
+    m = _CKPT_NAME.match(path.name)
+    return int(m.group(1)) if m else None
+
+
+def checkpoint_dirs(out_dir: str | Path) -> list[Path]:
+    """The `ckpt-STEP` folders under `out_dir`, oldest step first (numeric: ckpt-1000000 after ckpt-999999)."""
+    found = [(step, p) for p in Path(out_dir).glob(f"{CKPT_PREFIX}*") if (step := checkpoint_step(p)) is not None]
+    return [p for _, p in sorted(found)]
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # our own leftovers: this process is not writing them now
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_temporaries(out_dir: str | Path) -> list[Path]:
+    """Remove the temporary folders and files of saves whose process is gone (killed mid-save); a
+    checkpoint moved aside to be replaced (`-old`) is put back if its replacement never arrived.
+    Returns what was removed or restored."""
+    out = Path(out_dir)
+    touched = []
+    for path in out.glob(".*"):
+        m = _TMP_NAME.match(path.name)
+        if not m or _alive(int(m.group(2))):
+            continue
+        if m.group(3) and m.group(1) is not None:
+            final = out / f"{CKPT_PREFIX}{m.group(1)}"
+            if not final.exists():
+                os.replace(path, final)
+                touched.append(final)
+                continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        touched.append(path)
+    return touched
 
 
 def trainable_names(model: nn.Module) -> list[str]:
@@ -88,10 +145,9 @@ def save_checkpoint(
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(out)
     final = out / f"{CKPT_PREFIX}{step:06d}"
     tmp = out / f".tmp-{CKPT_PREFIX}{step:06d}-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
     tmp.mkdir()
     if gathered is None:
         torch.save(trainable_state(model), tmp / "trainable.pt")
@@ -111,14 +167,18 @@ def save_checkpoint(
         if f.is_file():
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
-    if final.exists():
-        shutil.rmtree(final)
+    aside = out / f"{tmp.name}-old"
+    if final.exists():  # the same step saved again: move the old one aside (put back if we are killed)
+        os.replace(final, aside)
     os.replace(tmp, final)
+    shutil.rmtree(aside, ignore_errors=True)
     latest_tmp = out / f".latest-{os.getpid()}"
     latest_tmp.write_text(final.name + "\n")
     os.replace(latest_tmp, out / "latest")
-    for old in sorted(out.glob(f"{CKPT_PREFIX}*"))[:-keep] if keep > 0 else []:
-        shutil.rmtree(old, ignore_errors=True)
+    if keep > 0:
+        others = [p for p in checkpoint_dirs(out) if p != final]
+        for old in others[: max(0, len(others) - (keep - 1))]:
+            shutil.rmtree(old, ignore_errors=True)
     return final
 
 
@@ -159,12 +219,14 @@ def latest_checkpoint(out_dir: str | Path) -> Path | None:
     out = Path(out_dir)
     if (out / "state.json").exists():
         return out
+    if out.is_dir():
+        clean_stale_temporaries(out)
     pointer = out / "latest"
     if pointer.exists():
         path = out / pointer.read_text().strip()
         if (path / "state.json").exists():
             return path
-    found = sorted(p for p in out.glob(f"{CKPT_PREFIX}*") if (p / "state.json").exists())
+    found = [p for p in checkpoint_dirs(out) if (p / "state.json").exists()]
     return found[-1] if found else None
 
 
@@ -175,13 +237,13 @@ def load_checkpoint(
     from agentkit.training import distributed
 
     path = Path(path)
-    weights = torch.load(path / "trainable.pt", map_location="cpu")
+    weights = torch.load(path / "trainable.pt", map_location="cpu", weights_only=True)
     params = dict(model.named_parameters())
     missing = [n for n in weights if n not in params]
     if missing:
         raise ValueError(f"checkpoint {path} has parameters this model lacks (first: {missing[0]}); "
                          "resume with the same model and LoRA settings")
-    optimizer_state = torch.load(path / "optimizer.pt", map_location="cpu", weights_only=False)
+    optimizer_state = torch.load(path / "optimizer.pt", map_location="cpu", weights_only=True)
     if distributed.is_sharded(model):
         named = optimizer_by_name(optimizer_state, trainable_names(model))
         distributed.load_full_state(model, optimizer, weights, named)
@@ -190,8 +252,8 @@ def load_checkpoint(
             for name, value in weights.items():
                 params[name].copy_(value.to(params[name].device))
         optimizer.load_state_dict(optimizer_state)
-    scheduler.load_state_dict(torch.load(path / "scheduler.pt", map_location="cpu", weights_only=False))
-    saved_rng = torch.load(path / "rng.pt", weights_only=False)
+    scheduler.load_state_dict(torch.load(path / "scheduler.pt", map_location="cpu", weights_only=True))
+    saved_rng = torch.load(path / "rng.pt", weights_only=True)
     if not restore_rng(saved_rng, distributed.rank(), distributed.world_size()):
         log.warning("%s was written by %d process(es), this run has %d: random streams are re-seeded, so the "
                     "run continues but not bit-exactly", path, len(saved_rng.get("per_process") or [0]),

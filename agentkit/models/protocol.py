@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from agentkit.messages import Message, Usage
+from agentkit.messages import Message, Usage, clean_text
 
 ToolSpecs = Sequence[dict[str, Any]]
 """OpenAI-style function specs, as `Tool.spec()` returns them."""
@@ -54,9 +54,12 @@ class ModelResponse:
 
 @dataclass(frozen=True)
 class TextDelta:
-    """A piece of generated text, streamed as it is produced."""
+    """A piece of generated text, streamed as it is produced (lone surrogates replaced, see `clean_text`)."""
 
     text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", clean_text(self.text))
 
 
 StreamItem = TextDelta | ModelResponse

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -38,6 +39,7 @@ from agentkit.serving import (
     ServePlan,
     detect_gpu,
     installed_vllm_version,
+    mask_secrets,
     plan_serve,
     read_model_config,
 )
@@ -246,9 +248,11 @@ class VLLMServer:
             assert self.process is not None
             code = self.process.poll()
             if code is not None:
+                own = self.command == self.plan.args
+                shown = self.plan.command_line() if own else shlex.join(mask_secrets(self.command))
                 raise ServerStartError(
                     f"the server exited with code {code} during start-up.\n"
-                    f"command: {self.plan.command_line() if self.command == self.plan.args else self.command}\n"
+                    f"command: {shown}\n"
                     f"last lines of {self.log_path}:\n{self.log_tail()}"
                 )
             if self.admin.health():

@@ -20,22 +20,41 @@ import hashlib
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentkit.sql.guard import StatementRefused, check_statement
+from agentkit.sql.sqlite_safety import (  # noqa: F401  (re-exported: the SQLite connection lives there)
+    MAX_VALUE_BYTES,
+    BoundedConnection,
+    connect_sqlite_read_only,
+    read_only_authorizer,
+)
 
 DEFAULT_MAX_ROWS = 30
 DEFAULT_TIMEOUT_S = 5.0
-MAX_VALUE_BYTES = 10_000_000  # SQLite's limit on one string or blob (stops zeroblob/randomblob bombs)
+MAX_RESULT_BYTES = 4_000_000  # values fetched for one query (the model sees 80 characters a cell)
+FETCH_CHUNK = 8
 CELL_CHARS = 80
-PROGRESS_OPCODES = 10_000  # how often (in SQLite VM steps) the time limit is checked
+PROGRESS_OPCODES = 250  # how often (in SQLite VM steps) the time limit is checked
 
 
 class QueryError(RuntimeError):
     """A query could not run (refused, invalid, interrupted); the message is meant for the model."""
+
+
+@dataclass
+class FetchedRows:
+    """What an engine fetched: columns, rows (at most the cap), whether more existed, and whether the
+    fetch stopped at the result-size cap."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    truncated: bool = False
+    cut_bytes: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,7 @@ class QueryResult:
     truncated: bool = False
     elapsed_s: float = 0.0
     sql: str = ""
+    cut_bytes: bool = False
 
     def render(self, max_cell_chars: int = CELL_CHARS) -> str:
         """A compact text table with a header line and a row count."""
@@ -94,7 +114,10 @@ class QueryResult:
         lines = [" | ".join(self.columns)] if self.columns else []
         lines += [" | ".join(cell(v) for v in row) for row in self.rows]
         n = len(self.rows)
-        if self.truncated:
+        if self.cut_bytes:
+            lines.append(f"({n} rows shown; the result was cut at {MAX_RESULT_BYTES} bytes: select fewer or "
+                         "narrower columns, or aggregate)")
+        elif self.truncated:
             lines.append(f"({n} rows shown; there are more: aggregate, filter or add LIMIT)")
         else:
             lines.append(f"({n} row{'s' if n != 1 else ''})")
@@ -163,8 +186,8 @@ class Database:
         if max_rows < 0:
             raise QueryError("max_rows must be 0 or more")
         start = time.perf_counter()
-        columns, rows, truncated = self._execute(statement, max_rows, timeout_s)
-        return QueryResult(columns, rows, truncated, time.perf_counter() - start, statement)
+        got = self._execute(statement, max_rows, timeout_s)
+        return QueryResult(got.columns, got.rows, got.truncated, time.perf_counter() - start, statement, got.cut_bytes)
 
     def close(self) -> None:
         """Release the connection."""
@@ -182,83 +205,74 @@ class Database:
     def _load_table(self, name: str) -> TableInfo:
         raise NotImplementedError(f"{type(self).__name__} must implement _load_table (one per engine)")
 
-    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> FetchedRows:
         raise NotImplementedError(f"{type(self).__name__} must implement _execute (one per engine)")
 
 
 # -- SQLite ------------------------------------------------------------------------------------------
 
-_READ_PRAGMAS = frozenset({
-    "table_info", "table_xinfo", "foreign_key_list", "index_list", "index_info", "index_xinfo",
-    "table_list", "database_list", "collation_list", "function_list",
-})
-# PRAGMAs that only report a setting when given no argument (SQLAlchemy asks for some on connect).
-_QUERY_PRAGMAS = frozenset({
-    "read_uncommitted", "user_version", "schema_version", "application_id", "encoding", "page_size",
-    "page_count", "foreign_keys", "query_only", "compile_options", "data_version", "journal_mode",
-})
-_DENIED_FUNCTIONS = frozenset({"load_extension", "writefile", "readfile", "edit", "fts3_tokenizer"})
-_ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
-                    getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
-
-
-def read_only_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:
-    """SQLite authorizer that allows reading only: SELECT, column reads, functions other than
-    load_extension and file access, recursive CTEs, and metadata PRAGMAs that change nothing."""
-    if action == sqlite3.SQLITE_FUNCTION:
-        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
-    if action in _ALLOWED_ACTIONS:
-        return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_PRAGMA:
-        name = (arg1 or "").lower()
-        if name in _READ_PRAGMAS or (arg2 is None and name in _QUERY_PRAGMAS):
-            return sqlite3.SQLITE_OK
-    return sqlite3.SQLITE_DENY
-
-
-def connect_sqlite_read_only(path: str | Path) -> sqlite3.Connection:
-    """Open an existing SQLite file read-only (mode=ro URI), with query_only, the read-only
-    authorizer, no extensions and a 10 MB limit on any one value."""
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no SQLite database at {file}")
-    with open(file, "rb") as f:
-        header = f.read(16)
-    if header and header != b"SQLite format 3\x00":
-        raise ValueError(f"{file} is not an SQLite database (bad header)")
-    conn = sqlite3.connect(_file_uri(file), uri=True, check_same_thread=False, isolation_level=None)
-    conn.execute("PRAGMA query_only = ON")
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-    conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-    conn.set_authorizer(read_only_authorizer)
-    return conn
-
-
-def _file_uri(file: Path) -> str:
-    from urllib.parse import quote
-
-    return f"file:{quote(str(file.resolve()))}?mode=ro"
+MAX_CONNECTIONS = 4  # per database: a query still being stopped never blocks the next one
 
 
 class SQLiteDatabase(Database):
-    """An SQLite file through the standard library, opened read-only."""
+    """An SQLite file through the standard library, opened read-only.
+
+    Each query takes a connection of its own from a small pool, so a query that is still being
+    stopped (by its time limit) holds no lock the next query needs. A timer interrupts a query at its
+    deadline (`Connection.interrupt`), besides the progress handler that checks the time between VM
+    steps; single function calls are bounded by `agentkit.sql.sqlite_safety`.
+    """
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(dialect="sqlite")
         self.path = Path(path)
-        self._conn = connect_sqlite_read_only(self.path)
-        self._lock = threading.Lock()
+        self._idle: list[BoundedConnection] = [connect_sqlite_read_only(self.path)]
+        self._open = 1
+        self._pool_lock = threading.Lock()
+        self._closed = False
 
     def _compute_identity(self) -> str:
         return sqlite_identity(self.path)
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        with self._pool_lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    @contextmanager
+    def _connection(self) -> Iterator[BoundedConnection]:
+        with self._pool_lock:
+            if self._closed:
+                raise QueryError("the database is closed")
+            if self._idle:
+                conn = self._idle.pop()
+            elif self._open < MAX_CONNECTIONS:
+                conn = None
+                self._open += 1
+            else:
+                raise QueryError(f"the database is busy: {self._open} earlier queries are still being stopped; "
+                                 "try again in a moment")
+        if conn is None:
+            try:
+                conn = connect_sqlite_read_only(self.path)
+            except BaseException:
+                with self._pool_lock:
+                    self._open -= 1
+                raise
+        try:
+            yield conn
+        finally:
+            with self._pool_lock:
+                if self._closed:
+                    conn.close()
+                else:
+                    self._idle.append(conn)
 
     def _meta(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+        with self._connection() as conn:
+            return conn.execute(sql, params).fetchall()
 
     def _load_table_names(self) -> list[str]:
         rows = self._meta("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
@@ -284,26 +298,73 @@ class SQLiteDatabase(Database):
             fks.append(ForeignKey(tuple(r[3] for r in rows), ref_table, tuple(ref_cols)))
         return TableInfo(name, columns, tuple(fks))
 
-    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        deadline = time.monotonic() + timeout_s
-        with self._lock:
-            self._conn.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_OPCODES)
+    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> FetchedRows:
+        with self._connection() as conn, interrupt_at(conn, timeout_s):
+            deadline = time.monotonic() + timeout_s
+            conn.budget.start(deadline)  # checked by the bounded functions
+            conn.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_OPCODES)
             try:
-                cursor = self._conn.execute(sql)
-                columns = [d[0] for d in cursor.description or ()]
-                rows = cursor.fetchmany(max_rows + 1) if max_rows else cursor.fetchmany(1)
-                cursor.close()
+                cursor = conn.execute(sql)
+                try:
+                    return fetch_bounded(cursor, [d[0] for d in cursor.description or ()], max_rows)
+                finally:
+                    cursor.close()
             except sqlite3.Error as exc:
-                raise QueryError(_explain_sqlite_error(exc, timeout_s)) from None
+                raise QueryError(_explain_sqlite_error(exc, timeout_s, conn.budget.expired)) from None
+            except MemoryError:  # SQLite's hard heap limit
+                raise QueryError(_explain_sqlite_error(sqlite3.Error("out of memory"), timeout_s)) from None
             finally:
-                self._conn.set_progress_handler(None, 0)
-        truncated = len(rows) > max_rows
-        return columns, [tuple(r) for r in rows[:max_rows]], truncated
+                conn.set_progress_handler(None, 0)
+                conn.budget.start(float("inf"))
 
 
-def _explain_sqlite_error(exc: sqlite3.Error, timeout_s: float) -> str:
+@contextmanager
+def interrupt_at(conn: sqlite3.Connection, timeout_s: float) -> Iterator[None]:
+    """Call `conn.interrupt()` if the block is still running after `timeout_s` (never after it left)."""
+    state = threading.Lock()
+    running = [True]
+
+    def fire() -> None:
+        with state:
+            if running[0]:
+                conn.interrupt()
+
+    timer = threading.Timer(timeout_s, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with state:
+            running[0] = False
+
+
+def fetch_bounded(cursor: Any, columns: list[str], max_rows: int) -> FetchedRows:
+    """At most `max_rows` rows (one more to know if there were more) and at most `MAX_RESULT_BYTES`
+    of values, fetched a few rows at a time; `cursor` is a DB-API cursor or a SQLAlchemy result."""
+    rows: list[tuple[Any, ...]] = []
+    size, cut = 0, False
+    want = max_rows + 1 if max_rows else 1
+    while len(rows) < want and not cut:
+        chunk = cursor.fetchmany(min(FETCH_CHUNK, want - len(rows)))
+        if not chunk:
+            break
+        for row in chunk:
+            size += sum(len(v) if isinstance(v, str | bytes) else 8 for v in row)
+            if size > MAX_RESULT_BYTES:
+                if not rows:
+                    raise QueryError(f"Query error: one row of the result holds over {MAX_RESULT_BYTES} bytes; "
+                                     "select fewer or narrower columns (substr, length).")
+                cut = True
+                break
+            rows.append(tuple(row))
+    return FetchedRows(columns, rows[:max_rows], cut or len(rows) > max_rows, cut)
+
+
+def _explain_sqlite_error(exc: sqlite3.Error, timeout_s: float, expired: bool = False) -> str:
     text = str(exc)
-    if text == "interrupted":
+    if text == "interrupted" or expired:
         return (f"Query stopped: it ran longer than the {timeout_s:g} s limit "
                 "(a huge join or a runaway recursive query?). Filter or aggregate sooner.")
     if "not authorized" in text or "prohibited" in text:
@@ -312,8 +373,13 @@ def _explain_sqlite_error(exc: sqlite3.Error, timeout_s: float) -> str:
         return f"Refused: the database is read-only ({text})."
     if "one statement at a time" in text:
         return "Refused: only one statement per call is allowed."
-    if "too big" in text:
-        return f"Query error: {text} (values are limited to {MAX_VALUE_BYTES} bytes)."
+    if not text or "out of memory" in text:
+        return ("Query error: the query needs more memory than allowed; select fewer or narrower columns, "
+                "or aggregate.")
+    if "too big" in text or "user-defined function raised exception" in text:
+        return f"Query error: string or blob too big (values are limited to {MAX_VALUE_BYTES} bytes)."
+    if "too complex" in text or "too long" in text or "too many" in text:
+        return f"Query error: {text} (simplify the query)."
     return f"SQL error: {text}"
 
 

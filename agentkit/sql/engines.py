@@ -9,18 +9,23 @@ Connect other engines with a database user that can only read: that is the bound
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from contextlib import nullcontext
 from typing import Any
 
 from agentkit.sql.database import (
     PROGRESS_OPCODES,
     ColumnInfo,
     Database,
+    FetchedRows,
     ForeignKey,
     QueryError,
     TableInfo,
     _explain_sqlite_error,
     connect_sqlite_read_only,
+    fetch_bounded,
+    interrupt_at,
     sqlite_identity,
 )
 
@@ -86,10 +91,11 @@ class SQLAlchemyDatabase(Database):
             comment = ""
         return TableInfo(name, columns, fks, comment)
 
-    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+    def _execute(self, sql: str, max_rows: int, timeout_s: float) -> FetchedRows:
         from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
         backend = self.url.get_backend_name()
+        expired = False
         with self.engine.connect() as conn:
             trans = conn.begin()
             try:
@@ -102,26 +108,30 @@ class SQLAlchemyDatabase(Database):
                 raw = conn.connection.driver_connection if backend == "sqlite" else None
                 if raw is not None:
                     deadline = time.monotonic() + timeout_s
+                    raw.budget.start(deadline)
                     raw.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_OPCODES)
                 try:
-                    # no_parameters: the DBAPI gets the text as is (no %-formatting of LIKE '%x%').
-                    result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
-                    columns = list(result.keys())
-                    rows = result.fetchmany(max_rows + 1) if max_rows else result.fetchmany(1)
-                    result.close()
+                    with interrupt_at(raw, timeout_s) if raw is not None else nullcontext():
+                        # no_parameters: the DBAPI gets the text as is (no %-formatting of LIKE '%x%').
+                        result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
+                        try:
+                            fetched = fetch_bounded(result, list(result.keys()), max_rows)
+                        finally:
+                            result.close()
                 finally:
                     if raw is not None:
                         raw.set_progress_handler(None, 0)
+                        expired = raw.budget.expired
+                        raw.budget.start(float("inf"))
             except DBAPIError as exc:
                 orig = exc.orig
-                import sqlite3
-
                 if isinstance(orig, sqlite3.Error):
-                    raise QueryError(_explain_sqlite_error(orig, timeout_s)) from None
+                    raise QueryError(_explain_sqlite_error(orig, timeout_s, expired)) from None
                 raise QueryError(f"SQL error: {orig}") from None
             except SQLAlchemyError as exc:
                 raise QueryError(f"SQL error: {exc}") from None
+            except MemoryError:  # SQLite's hard heap limit
+                raise QueryError(_explain_sqlite_error(sqlite3.Error("out of memory"), timeout_s)) from None
             finally:
                 trans.rollback()
-        truncated = len(rows) > max_rows
-        return columns, [tuple(r) for r in rows[:max_rows]], truncated
+        return fetched

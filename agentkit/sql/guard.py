@@ -2,8 +2,11 @@
 
 This is the engine-independent first line of defence; the second is the connection itself (SQLite
 `mode=ro` plus an authorizer, other engines a read-only transaction; see `agentkit.sql.database`).
-The guard reads the statement with a small lexer that knows strings, quoted identifiers and comments,
-so a keyword inside a string or a comment neither hides nor fakes a write.
+The guard reads the statement with a small lexer that splits text where SQLite's tokenizer does
+(strings, quoted identifiers, comments, SQLite's whitespace, non-ASCII letters inside words), so a
+keyword inside a string or a comment neither hides nor fakes a write. Where dialects disagree on a
+token (PostgreSQL's `$tag$ ... $tag$` strings are variables to SQLite) the statement is refused.
+A quoted name called as a function (`"load_extension"(...)`) is refused too.
 """
 
 from __future__ import annotations
@@ -42,8 +45,11 @@ class Lexeme:
     text: str
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-_DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+# SQLite's identifier characters: letters, digits, _, $ and every non-ASCII character.
+_WORD = re.compile(r"[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_$\x80-\U0010ffff]*")
+_PARAMETER = re.compile(r"\$[A-Za-z0-9_$\x80-\U0010ffff]*")
+_DOLLAR_TAG = re.compile(r"\$([A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
+_SPACE = frozenset(" \t\n\v\f\r")  # SQLite's whitespace (other Unicode spaces are identifier characters)
 _CLOSERS = {'"': '"', "`": "`", "[": "]"}
 
 
@@ -54,7 +60,7 @@ def lex(sql: str) -> list[Lexeme]:
     i, n = 0, len(sql)
     while i < n:
         ch = sql[i]
-        if ch.isspace():
+        if ch in _SPACE:
             i += 1
         elif sql.startswith("--", i):
             end = sql.find("\n", i)
@@ -89,13 +95,13 @@ def lex(sql: str) -> list[Lexeme]:
                 break
             out.append(Lexeme("identifier", sql[i : j + 1]))
             i = j + 1
-        elif ch == "$" and (m := _DOLLAR_TAG.match(sql, i)):
-            tag = m.group(0)
-            end = sql.find(tag, m.end())
-            if end < 0:
-                raise StatementRefused("the statement has an unclosed $$ string")
-            out.append(Lexeme("string", sql[i : end + len(tag)]))
-            i = end + len(tag)
+        elif ch == "$":
+            if _DOLLAR_TAG.match(sql, i):
+                raise StatementRefused("dollar-quoted strings ($$...$$, $tag$...$tag$) are not allowed: "
+                                       "write strings in single quotes")
+            m = _PARAMETER.match(sql, i)
+            out.append(Lexeme("word", m.group(0) if m else ch))
+            i = m.end() if m else i + 1
         elif m := _WORD.match(sql, i):
             out.append(Lexeme("word", m.group(0)))
             i = m.end()
@@ -145,8 +151,30 @@ def check_statement(sql: str) -> str:
                 f"the database is read-only: {word} is not allowed in a query "
                 f"(quote it, e.g. \"{word.title()}\", if it is a column name)"
             )
+    _refuse_quoted_calls(body)
     # Cut the statement at its end (drops a trailing semicolon and trailing comments).
     return _strip_trailing(sql)
+
+
+def _refuse_quoted_calls(body: list[Lexeme]) -> None:
+    """Refuse a quoted identifier followed by "(" (a call of a quoted function name), except a CTE
+    with a column list: `"name"(a, b) AS (...)`."""
+    for i, lx in enumerate(body[:-1]):
+        if lx.kind != "identifier" or body[i + 1].text != "(":
+            continue
+        depth, j = 0, i + 1
+        while j < len(body):
+            depth += body[j].text == "("
+            depth -= body[j].text == ")"
+            if depth == 0:
+                break
+            j += 1
+        after = [x.text.upper() for x in body[j + 1 : j + 3]]
+        if len(after) == 2 and after[0] == "AS" and after[1] in ("(", "MATERIALIZED", "NOT"):
+            continue
+        raise StatementRefused(
+            f"a quoted name cannot be called as a function ({lx.text}(...)): write function names without quotes"
+        )
 
 
 def _strip_trailing(sql: str) -> str:

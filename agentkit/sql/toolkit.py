@@ -52,8 +52,23 @@ class SchemaProposal:
         return {"tables": self.tables, "columns": self.columns, "joins": self.joins, "unverified": self.unverified}
 
 
-_NAME = r"([\w$\"`\[\] ]+?)"
-_JOIN = re.compile(rf"^\s*{_NAME}\s*\.\s*{_NAME}\s*=\s*{_NAME}\s*\.\s*{_NAME}\s*$")
+_NAME = re.compile(r"[\w$\"`\[\] ]+")
+MAX_JOIN_CHARS = 400
+
+
+def parse_join(text: str) -> tuple[str, str, str, str] | None:
+    """"TableA.col = TableB.col" as (TableA, col, TableB, col), or None. Linear: split on "=" and ".",
+    no backtracking pattern; longer than MAX_JOIN_CHARS is None."""
+    if len(text) > MAX_JOIN_CHARS or text.count("=") != 1:
+        return None
+    parts: list[str] = []
+    for side in text.split("="):
+        if side.count(".") != 1:
+            return None
+        parts += [p.strip() for p in side.split(".")]
+    if not all(p and _NAME.fullmatch(p) for p in parts):
+        return None
+    return parts[0], parts[1], parts[2], parts[3]
 
 
 def name_tokens(text: str) -> list[str]:
@@ -166,12 +181,13 @@ class SchemaToolkit(Toolkit):
                 add_column(owner if dot and owner else t, bare if dot else c)
         for j in joins or []:
             text = f"{j.get('left', '')} = {j.get('right', '')}" if isinstance(j, dict) else str(j)
-            m = _JOIN.match(text)
-            if not m:
-                out.unverified.append(f"join {text!r} (write joins as 'TableA.col = TableB.col')")
+            m = parse_join(text)
+            if m is None:
+                shown = text if len(text) <= 80 else text[:77] + "..."
+                out.unverified.append(f"join {shown!r} (write joins as 'TableA.col = TableB.col')")
                 continue
-            left = add_column(m.group(1), m.group(2))
-            right = add_column(m.group(3), m.group(4))
+            left = add_column(m[0], m[1])
+            right = add_column(m[2], m[3])
             if left and right:
                 out.joins.append(f"{left} = {right}")
                 if not self._is_foreign_key(left, right):
