@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from agentkit.cost import format_cost
 from agentkit.environments.base import AgentFactory, Environment, Task, run_episode, succeeded
 from agentkit.messages import Message
 from agentkit.planning import EXPLORE_SYSTEM, MAP_SYSTEM
@@ -56,6 +57,7 @@ class TaskResult(BaseModel):
     tool_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
     wall_s: float = 0.0
     stop_reason: str = ""
     answer: str | None = None
@@ -82,7 +84,8 @@ class EvalRun(BaseModel):
     trajectories: dict[str, Trajectory] = Field(default_factory=dict, exclude=True)
 
     def summary(self) -> dict[str, Any]:
-        """Success rate, mean reward, and per-task means of steps, tokens and wall time."""
+        """Success rate, mean reward, per-task means of steps, tokens and wall time, and the total cost
+        (US dollars, None when no model call had a known price)."""
         rs = self.results
         if not rs:
             return {"config": self.config, "tasks": 0}
@@ -98,6 +101,7 @@ class EvalRun(BaseModel):
             "mean_steps": mean([float(r.steps) for r in rs]),
             "mean_tokens": mean([float(r.tokens) for r in rs]),
             "mean_wall_s": mean([r.wall_s for r in rs]),
+            "cost_usd": round(sum(costs), 6) if (costs := [r.cost_usd for r in rs if r.cost_usd is not None]) else None,
             "errors": sum(r.error is not None for r in rs),
         }
 
@@ -113,7 +117,8 @@ def result_of(task: Task, config: str, trajectory: Trajectory) -> TaskResult:
         rewards=dict(trajectory.rewards), steps=sum(t.context == "main" for t in trajectory.turns),
         turns=len(trajectory.turns), phases=phases,
         tool_calls=sum(len(m.tool_calls) for m in trajectory.messages if m.role == "assistant"),
-        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, wall_s=round(trajectory.duration_s, 4),
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost_usd=usage.cost_usd,
+        wall_s=round(trajectory.duration_s, 4),
         stop_reason=trajectory.stop_reason, answer=trajectory.answer, trajectory_id=trajectory.id,
     )
 
@@ -265,12 +270,14 @@ def write_report(
 
 _SUMMARY_COLUMNS = [("config", "config"), ("tasks", "tasks"), ("success_rate", "success"),
                     ("mean_reward", "mean reward"), ("mean_steps", "steps/task"), ("mean_tokens", "tokens/task"),
-                    ("mean_wall_s", "wall s/task"), ("errors", "errors")]
+                    ("mean_wall_s", "wall s/task"), ("cost_usd", "cost"), ("errors", "errors")]
 
 
 def _fmt(value: Any, key: str = "") -> str:
     if key == "success_rate" and isinstance(value, int | float):
         return f"{value:.1%}"
+    if key == "cost_usd" and (value is None or isinstance(value, int | float)):
+        return format_cost(value)
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
     return str(value)
@@ -342,7 +349,8 @@ def _message_html(m: Message, phase: str | None = None) -> str:
 
 def _trajectory_html(t: Trajectory) -> str:
     parts = [f"<p><b>reward</b> {_e(t.reward)} {_e(json.dumps(t.rewards))} · <b>stop</b> {_e(t.stop_reason)} · "
-             f"<b>tokens</b> {t.usage.input_tokens}+{t.usage.output_tokens} · <b>wall</b> {t.duration_s:.2f}s</p>"]
+             f"<b>tokens</b> {t.usage.input_tokens}+{t.usage.output_tokens} · <b>cost</b> "
+             f"{format_cost(t.usage.cost_usd)} · <b>wall</b> {t.duration_s:.2f}s</p>"]
     side = [turn for turn in t.turns if turn.context != "main"]
     if side:
         parts.append("<h4>Before acting</h4>")

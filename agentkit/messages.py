@@ -81,15 +81,19 @@ class Message(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token counts of one model call, or summed over a run."""
+    """Token counts of one model call, or summed over a run, and their cost in US dollars when the
+    model's price is known (`agentkit.cost`; None: unknown)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
+    cost_usd: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             calls=self.calls + other.calls,
+            cost_usd=sum(costs) if costs else None,
         )

@@ -1,6 +1,7 @@
 """`@tool`: a typed, documented Python function becomes a tool with a JSON schema.
 
-The signature and the docstring are the single source of the schema. Arguments are validated by
+The signature and the docstring are the single source of the schema; a tool whose schema comes from
+elsewhere (an MCP server) passes it as `parameters=` instead. Arguments are validated by
 pydantic before the call; failures, exceptions, time-outs and over-long outputs come back as
 `ToolOutcome`s with `is_error=True` that the agent shows to the model as observations.
 """
@@ -18,11 +19,13 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agentkit.messages import clean_text
+if TYPE_CHECKING:
+    from agentkit.mcp_client import MCPToolkit
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_OUTPUT_CHARS = 8000
@@ -79,7 +82,12 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 
 
 class Tool:
-    """A callable tool: name, description, argument model, and how to run it safely."""
+    """A callable tool: name, description, argument model, and how to run it safely.
+
+    `parameters` gives the arguments' JSON schema as it is (for tools defined elsewhere, such as an
+    MCP server's): the function then takes keyword arguments, and only the schema's required and
+    unknown names are checked here; the tool's owner validates the rest.
+    """
 
     def __init__(
         self,
@@ -92,6 +100,7 @@ class Tool:
         final: bool = False,
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        parameters: dict[str, Any] | None = None,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
@@ -109,16 +118,20 @@ class Tool:
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
         self.is_async = inspect.iscoroutinefunction(fn)
-        self.args_model = _arguments_model(fn, self.name, arg_docs)
+        self.parameters = parameters
+        self.args_model = _arguments_model(fn, self.name, arg_docs) if parameters is None else None
         self._spec: dict[str, Any] | None = None
 
     def spec(self) -> dict[str, Any]:
         """The OpenAI-style function spec: {"type": "function", "function": {name, description, parameters}}."""
         if self._spec is None:
-            params = self.args_model.model_json_schema()
-            params.pop("title", None)
-            for prop in params.get("properties", {}).values():
-                prop.pop("title", None)
+            if self.args_model is None:
+                params = dict(self.parameters or {})
+            else:
+                params = self.args_model.model_json_schema()
+                params.pop("title", None)
+                for prop in params.get("properties", {}).values():
+                    prop.pop("title", None)
             self._spec = {
                 "type": "function",
                 "function": {"name": self.name, "description": self.description, "parameters": params},
@@ -127,6 +140,8 @@ class Tool:
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validated keyword arguments, or raise pydantic's ValidationError."""
+        if self.args_model is None:
+            return _check_against_schema(self.name, self.parameters or {}, arguments)
         parsed = self.args_model.model_validate(arguments)
         return {k: getattr(parsed, k) for k in type(parsed).model_fields}
 
@@ -152,6 +167,21 @@ def _arguments_model(fn: Callable[..., Any], name: str, arg_docs: dict[str, str]
         fields[param.name] = (hints[param.name], Field(default, description=arg_docs.get(param.name)))
     model_name = "".join(part.title() for part in name.split("_")) + "Arguments"
     return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def _check_against_schema(name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments, if every required name is there and (when the schema forbids others) no unknown one."""
+    errors: list[dict[str, Any]] = [
+        {"type": "missing", "loc": (key,), "input": arguments}
+        for key in schema.get("required", []) if key not in arguments
+    ]
+    if schema.get("additionalProperties") is False:
+        known = schema.get("properties", {})
+        errors += [{"type": "extra_forbidden", "loc": (key,), "input": value}
+                   for key, value in arguments.items() if key not in known]
+    if errors:
+        raise ValidationError.from_exception_data(f"{name} arguments", errors)  # type: ignore[arg-type]
+    return dict(arguments)
 
 
 def tool(
@@ -199,6 +229,15 @@ class Toolkit:
     def tools(self) -> list[Tool]:
         """The tools of this kit."""
         return list(self._tools)
+
+    @staticmethod
+    def from_mcp(server: str | list[str], **options: Any) -> MCPToolkit:
+        """The tools of an MCP server: a stdio command ("python server.py" or a list of arguments) or a
+        streamable-HTTP URL. Options as for `agentkit.mcp_client.MCPToolkit` (timeout_s, prefix, env,
+        headers, ...); close it (or use `with`) to stop the server. Needs `pip install 'agentkit[mcp]'`."""
+        from agentkit.mcp_client import MCPToolkit
+
+        return MCPToolkit(server, **options)
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self.tools())

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 from rich.console import Console
@@ -31,13 +31,17 @@ from agentkit.builtin_tools import builtin_tools, parse_tool_names
 from agentkit.cli.console import EventPrinter, load_model
 from agentkit.cli.slash import CommandHandler as CommandHandler
 from agentkit.cli.slash import SlashCommand, commands_of, slash_command
+from agentkit.cost import format_cost
 from agentkit.events import RunFinished
 from agentkit.extensions import Extension, Planner
-from agentkit.messages import Message
+from agentkit.messages import Message, Usage
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, Model, ModelConfigError
 from agentkit.records import NOTES
 from agentkit.tools import Tool, Toolkit
 from agentkit.trajectory import Trajectory, append_jsonl
+
+if TYPE_CHECKING:
+    from agentkit.mcp_client import MCPToolkit
 
 DEFAULT_CHAT_TOOLS = "calculator,time"
 DEFAULT_MAX_STEPS = 10
@@ -52,6 +56,8 @@ ALLOW_DIR_OPTION = typer.Option(None, "--allow-dir", help="Directory read_file m
 SYSTEM_OPTION = typer.Option(None, "--system", help="System prompt (replaces the default)")
 TEMPERATURE_OPTION = typer.Option(None, "--temperature", min=0, help="Sampling temperature (0: greedy)")
 MAX_TOKENS_OPTION = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply")
+MCP_OPTION = typer.Option(None, "--mcp", help="Add an MCP server's tools: a command (\"python server.py\") or a "
+                          "streamable-HTTP URL; repeatable (needs agentkit[mcp])")
 PROMPT = "you> "
 _READLINE_PROMPT = "\001\x1b[1;32m\002you>\001\x1b[0m\002 "  # \001..\002 tell readline the codes take no room
 
@@ -201,6 +207,26 @@ def _tools(session: ChatSession, arg: str) -> None:
     for t in session.agent.tools.values():
         table.add_row(t.name, "yes" if t.read_only else "no", t.description.splitlines()[0] if t.description else "")
     session.console.print(table)
+
+
+@slash_command("usage", "Tokens and cost of each turn so far, and the total")
+def _usage(session: ChatSession, arg: str) -> None:
+    if not session.trajectories:
+        session.console.print("no turns yet")
+        return
+    table = Table("turn", "model", "calls", "input tokens", "output tokens", "cost", box=None, padding=(0, 2))
+    total = Usage()
+    for i, trajectory in enumerate(session.trajectories, start=1):
+        u = trajectory.usage
+        total = total + u
+        table.add_row(str(i), trajectory.model, str(u.calls), str(u.input_tokens), str(u.output_tokens),
+                      format_cost(u.cost_usd))
+    table.add_row("total", "", str(total.calls), str(total.input_tokens), str(total.output_tokens),
+                  format_cost(total.cost_usd))
+    session.console.print(table)
+    if total.cost_usd is None:
+        session.console.print(Text("cost n/a: no price is known for this model (LiteLLM's local price map)",
+                                   style="dim"))
 
 
 @slash_command("reset", "Forget the conversation so far")
@@ -356,6 +382,7 @@ def register(app: typer.Typer) -> None:
                                           "this folder"),
         session: str | None = typer.Option(None, "--session", help="Save the conversation under NAME and resume "
                                            "it next time"),
+        mcp: list[str] | None = MCP_OPTION,
     ) -> None:
         """Chat with a tool-using agent in the terminal (offline by default, on the embedded model)."""
         config = ChatConfig(model=model, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps,
@@ -363,10 +390,31 @@ def register(app: typer.Typer) -> None:
         try:
             extensions, commands, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session,
                                                                        model=model)
-        except (ValueError, OSError, ImportError) as exc:
+            mcp_kits = connect_mcp(mcp or [])
+        except (ValueError, OSError, ImportError, RuntimeError) as exc:
             Console(stderr=True, highlight=False).print(Text(f"error: {exc}", style="red"))
             raise typer.Exit(2) from None
-        raise typer.Exit(run_chat(config, extensions=extensions, commands=commands, history=history, on_turn=on_turn))
+        try:
+            code = run_chat(config, extensions=extensions, extra_tools=mcp_kits, commands=commands, history=history,
+                            on_turn=on_turn)
+        finally:
+            for kit in mcp_kits:
+                kit.close()
+        raise typer.Exit(code)
+
+
+def connect_mcp(servers: Sequence[str]) -> list[MCPToolkit]:
+    """Connect to the MCP servers named by `--mcp` (commands or URLs); on a failure, close the ones
+    already started and raise (MCPConnectionError, or MissingExtraError without agentkit[mcp])."""
+    kits: list[MCPToolkit] = []
+    try:
+        for server in servers:
+            kits.append(Toolkit.from_mcp(server))
+    except BaseException:
+        for kit in kits:
+            kit.close()
+        raise
+    return kits
 
 
 def memory_and_skills(

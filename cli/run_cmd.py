@@ -7,7 +7,9 @@ backend, missing API key, unknown tool, ...) — with a one-line message, never 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -19,15 +21,20 @@ from agentkit.cli.chat import (
     DEFAULT_CHAT_TOOLS,
     DEFAULT_MAX_STEPS,
     MAX_TOKENS_OPTION,
+    MCP_OPTION,
     MODEL_OPTION,
     SYSTEM_OPTION,
     TEMPERATURE_OPTION,
     TOOLS_OPTION,
     build_agent,
+    connect_mcp,
 )
 from agentkit.cli.console import EventPrinter, load_model
 from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
+
+if TYPE_CHECKING:
+    from agentkit.mcp_client import MCPToolkit
 
 EXIT_ANSWER, EXIT_NO_ANSWER, EXIT_CONFIG = 0, 1, 2
 
@@ -45,17 +52,32 @@ def run_task(
     quiet: bool = False,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    mcp: Sequence[str] = (),
 ) -> int:
     """Run `task` once and print the outcome; returns the exit code."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
+    mcp_kits: list[MCPToolkit] = []
+    try:
+        return _run_task(task, err, mcp_kits, model=model, tools=tools, allow_dir=allow_dir, system=system,
+                         max_steps=max_steps, log=log, as_json=as_json, quiet=quiet, temperature=temperature,
+                         max_tokens=max_tokens, mcp=mcp)
+    finally:
+        for kit in mcp_kits:
+            kit.close()
+
+
+def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str, tools: str, allow_dir: Path | None,
+              system: str | None, max_steps: int, log: Path | None, as_json: bool, quiet: bool,
+              temperature: float | None, max_tokens: int | None, mcp: Sequence[str]) -> int:
     try:
         if allow_dir is not None and not allow_dir.is_dir():
             raise ValueError(f"--allow-dir {allow_dir} is not a directory")
+        mcp_kits.extend(connect_mcp(mcp))
         loaded = load_model(model, err)
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
-        agent = build_agent(loaded, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps, log=log,
-                            settings=settings)
-    except (ModelConfigError, ValueError, ImportError, OSError) as exc:
+        agent = build_agent(loaded, tools=tools, allow_dir=allow_dir, extra_tools=mcp_kits, system=system,
+                            max_steps=max_steps, log=log, settings=settings)
+    except (ModelConfigError, ValueError, ImportError, OSError, RuntimeError) as exc:
         err.print(Text(f"error: {exc}", style="red"))
         return EXIT_CONFIG
 
@@ -106,8 +128,9 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not show tool calls on stderr"),
         temperature: float | None = TEMPERATURE_OPTION,
         max_tokens: int | None = MAX_TOKENS_OPTION,
+        mcp: list[str] | None = MCP_OPTION,
     ) -> None:
         """Run one task and print the answer (exit 0), or 1 without an answer, 2 on a configuration error."""
         raise typer.Exit(run_task(task, model=model, tools=tools, allow_dir=allow_dir, system=system,
                                   max_steps=max_steps, log=log, as_json=as_json, quiet=quiet,
-                                  temperature=temperature, max_tokens=max_tokens))
+                                  temperature=temperature, max_tokens=max_tokens, mcp=mcp or []))

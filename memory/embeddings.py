@@ -13,6 +13,10 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentkit.extras import require
+
+require("numpy", "chromadb", "sentence_transformers", extra="memory", feature="embeddings")
+
 import numpy as np
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
@@ -78,6 +82,7 @@ class Embedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
+                require("sentence_transformers", extra="memory", feature="embeddings")
                 from sentence_transformers import SentenceTransformer
 
                 if self.name == PACKAGED_MODEL:

@@ -21,6 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentkit.extras import require
+
+require("numpy", "chromadb", "sentence_transformers", extra="memory", feature="learning notes")
+
 import numpy as np
 from pydantic import ValidationError
 

@@ -11,6 +11,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentkit.extras import require
+
+require("numpy", "chromadb", "sentence_transformers", extra="memory", feature="notebook-guided sampling")
+
 import numpy as np
 
 from agentkit.agent import Agent, RunResult

@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from agentkit.extras import require
+
+require("numpy", "chromadb", "sentence_transformers", extra="memory", feature="the vector store")
+
 import numpy as np
 
 from agentkit.memory.embeddings import Embedder
@@ -101,6 +105,7 @@ class VectorStore:
     @classmethod
     def open(cls, path_or_url: str | Path, collection: str, embedder: Embedder | None = None) -> VectorStore:
         """Open (creating if needed) `collection` in a local folder or on a chromadb server URL."""
+        require("chromadb", extra="memory", feature="the vector store")
         import chromadb
         from chromadb.config import Settings
 

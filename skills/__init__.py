@@ -9,6 +9,10 @@ Skills are folders with a SKILL.md (YAML front matter: name, description, when_t
 procedure), so people can write, read and version them; `agentkit skills import/export` moves them.
 """
 
+from agentkit.extras import require
+
+require("numpy", "chromadb", "sentence_transformers", extra="memory", feature="the skill library")
+
 from agentkit.skills.cycle import SkillSettings
 from agentkit.skills.index import HnswSettings
 from agentkit.skills.library import Admission, Retrieved, SkillLibrary

@@ -46,6 +46,10 @@ so). Limit: under FSDP only the local sampler rolls out (shipping gathered weigh
 implemented; it raises and says so).
 """
 
+from agentkit.extras import require
+
+require("torch", "transformers", extra="train", feature="training")
+
 from agentkit.training.config import LoraConfig, TrainConfig
 from agentkit.training.rollout import LocalRollout, RolloutEngine
 from agentkit.training.trainer import Trainer

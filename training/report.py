@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentkit.extras import require
 from agentkit.training.metrics import read_metrics
 
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -25,6 +26,7 @@ def plot_report(run: str | Path, png: str | Path | None = None, *, smooth: int =
 
     Each series is drawn raw (thin) and as a trailing moving average over `smooth` steps.
     """
+    require("matplotlib", extra="train", feature="training plots")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from agentkit.environments.base import Environment, Task
+from agentkit.extras import require
 from agentkit.training import checkpoint as ckpt
 from agentkit.training import distributed as dist
 from agentkit.training.allocator import keep_freed_memory
@@ -72,6 +73,7 @@ class Trainer:
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         if cfg.lora.enabled:
+            require("peft", extra="local", feature="LoRA training")
             import peft
 
             lora = peft.LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,

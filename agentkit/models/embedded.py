@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from agentkit.extras import require
 from agentkit.home import agentkit_home
 from agentkit.models.protocol import ModelConfigError
 
@@ -85,11 +86,7 @@ def _write_atomically(folder: Path, gguf: Path, save: Any) -> None:
 
 
 def _require_local_extra() -> None:
-    missing = [m for m in ("torch", "transformers", "gguf") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise ModelConfigError(
-            f"the local model backend needs {', '.join(missing)}: pip install 'agentkit[local]'"
-        )
+    require("torch", "transformers", "gguf", extra="local", feature="the local model backend")
 
 
 def load_embedded_tokenizer(*, use_cache: bool = True) -> Any:

@@ -14,7 +14,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from agentkit.messages import Message
-from agentkit.models.openai_compat import parse_completion, parse_stream, request_options, to_openai_messages
+from agentkit.models.openai_compat import (
+    parse_completion,
+    parse_stream,
+    priced,
+    request_options,
+    to_openai_messages,
+)
 from agentkit.models.protocol import (
     GenerationSettings,
     ModelConfigError,
@@ -101,14 +107,15 @@ class LiteLLMModel:
         settings = settings or GenerationSettings()
         with litellm_errors(self.name):
             response = self._completion(messages, tools, settings, stream=False)
-        return parse_completion(response, tools, native_tools=self.native_tools)
+        return priced(self.name, parse_completion(response, tools, native_tools=self.native_tools))
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
         settings = settings or GenerationSettings()
         with litellm_errors(self.name):
             chunks = self._completion(messages, tools, settings, stream=True)
-            yield from parse_stream(iter(chunks), tools, native_tools=self.native_tools)
+            for item in parse_stream(iter(chunks), tools, native_tools=self.native_tools):
+                yield priced(self.name, item) if isinstance(item, ModelResponse) else item
 
     def _completion(self, messages: Sequence[Message], tools: ToolSpecs, settings: GenerationSettings,
                     *, stream: bool) -> Any:

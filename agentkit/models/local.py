@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentkit.extras import require
 from agentkit.messages import Message, Usage
 from agentkit.models.protocol import (
     GenerationSettings,
@@ -120,6 +121,7 @@ class LocalModel:
     def __init__(self, model: Any, tokenizer: Any, *, name: str = "local", device: Any = None,
                  text_tools: bool = True, default_temperature: float = 0.7, max_new_tokens: int = 512,
                  reuse_cache: bool = True, autocast_bf16: bool = False) -> None:
+        require("torch", "transformers", extra="local", feature="the local model backend")
         import torch
 
         self.model = model

@@ -175,6 +175,14 @@ def parse_completion(response: Any, tools: ToolSpecs, *, native_tools: bool = Tr
                          raw=response)
 
 
+def priced(model: str, response: ModelResponse) -> ModelResponse:
+    """`response` with the call's cost in its usage when the model's price is known (agentkit.cost)."""
+    from agentkit.cost import with_cost
+
+    response.usage = with_cost(model, response.usage)
+    return response
+
+
 def parse_stream(chunks: Iterator[Any], tools: ToolSpecs, *, native_tools: bool = True) -> Iterator[StreamItem]:
     """Turn streamed chunks into `TextDelta`s and one final `ModelResponse` (tool-call deltas assembled)."""
     content: list[str] = []
@@ -290,14 +298,15 @@ class OpenAIModel:
         settings = settings or GenerationSettings()
         with openai_errors(self.name):
             response = self._create(messages, tools, settings, stream=False)
-        return parse_completion(response, tools, native_tools=self.native_tools)
+        return priced(self.name, parse_completion(response, tools, native_tools=self.native_tools))
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
         settings = settings or GenerationSettings()
         with openai_errors(self.name):
             chunks = self._create(messages, tools, settings, stream=True)
-            yield from parse_stream(iter(chunks), tools, native_tools=self.native_tools)
+            for item in parse_stream(iter(chunks), tools, native_tools=self.native_tools):
+                yield priced(self.name, item) if isinstance(item, ModelResponse) else item
 
     def _create(self, messages: Sequence[Message], tools: ToolSpecs, settings: GenerationSettings,
                 *, stream: bool) -> Any:

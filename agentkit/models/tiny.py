@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentkit.extras import require
 from agentkit.models.embedded import load_embedded_tokenizer
 
 _tokenizer: Any = None
@@ -29,6 +30,7 @@ def tiny_llama(seed: int = 0, hidden: int = 64, layers: int = 2, heads: int = 4,
     The vocabulary is the tokenizer's (49152 tokens), so chat templates, special tokens and the text
     tool-call protocol work exactly as with the real model; the weights are random (`seed`).
     """
+    require("torch", "transformers", extra="local", feature="tiny test models")
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
