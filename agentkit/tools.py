@@ -23,6 +23,8 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 DEFAULT_TIMEOUT_S = 60.0
+ApprovalRule = bool | Callable[[dict[str, Any]], bool]
+"""Whether a call needs a person's approval: always (True), never (False), or decided from its arguments."""
 DEFAULT_MAX_OUTPUT_CHARS = 8000
 
 
@@ -85,6 +87,7 @@ class Tool:
         final: bool = False,
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        requires_approval: ApprovalRule = False,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
@@ -101,6 +104,7 @@ class Tool:
         self.final = final
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
+        self.requires_approval = requires_approval
         self.is_async = inspect.iscoroutinefunction(fn)
         self.args_model = _arguments_model(fn, self.name, arg_docs)
         self._spec: dict[str, Any] | None = None
@@ -157,11 +161,14 @@ def tool(
     final: bool = False,
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    requires_approval: ApprovalRule = False,
 ) -> Any:
     """Make a tool from a typed function with a docstring; usable bare (`@tool`) or with options.
 
     `read_only` marks tools safe for exploration; `phase` labels the model turn that calls it in the
-    trajectory; `final=True` ends the run with the tool's output as the answer.
+    trajectory; `final=True` ends the run with the tool's output as the answer; `requires_approval`
+    (True, or a function of the call's arguments) pauses the run before the call until a person decides
+    (`agentkit.approval`).
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
@@ -174,6 +181,7 @@ def tool(
             final=final,
             timeout_s=timeout_s,
             max_output_chars=max_output_chars,
+            requires_approval=requires_approval,
         )
 
     return wrap(fn) if fn is not None else wrap

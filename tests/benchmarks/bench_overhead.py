@@ -5,6 +5,11 @@ answers; we time whole runs and report µs per step (median of R runs) for N = 1
 Peers are measured only when importable (install them in a benchmark venv, not the project's):
 
     python tests/benchmarks/bench_overhead.py --runs 25 --out bench-out/overhead.json
+
+agentkit's own features are measured as variants of the inline run (`--only agentkit-inline
+agentkit-approval agentkit-otel-noop agentkit-otel-sdk`): an approval policy checked at every call
+(never asking), and OpenTelemetry on with the API's no-op provider or with the SDK recording every
+span into memory.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 STEPS = (10, 50, 200)
 
 
-def bench_agentkit(n: int, timeout_s: float | None = 60.0) -> Callable[[], None]:
+def bench_agentkit(n: int, timeout_s: float | None = 60.0, **agent_options: Any) -> Callable[[], None]:
     """agentkit with its default: every tool call runs on a worker thread under a time limit."""
     from agentkit import Agent, Message, ToolCall, tool
     from agentkit.testing import ScriptedModel
@@ -31,7 +37,7 @@ def bench_agentkit(n: int, timeout_s: float | None = 60.0) -> Callable[[], None]
 
     def run() -> None:
         script = [Message.assistant(tool_calls=[ToolCall(name="ping", arguments={"x": i})]) for i in range(n - 1)]
-        agent = Agent(ScriptedModel([*script, "done"]), tools=[ping], max_steps=n)
+        agent = Agent(ScriptedModel([*script, "done"]), tools=[ping], max_steps=n, **agent_options)
         result = agent.run("go")
         assert result.answer == "done" and len(result.trajectory.turns) == n
         agent.close()
@@ -104,9 +110,43 @@ def bench_agentkit_inline(n: int) -> Callable[[], None]:
     return bench_agentkit(n, timeout_s=None)
 
 
+def bench_agentkit_approval(n: int) -> Callable[[], None]:
+    """Inline, with an agent-level approval policy consulted at every call (it never asks)."""
+    return bench_agentkit(n, timeout_s=None, approval=lambda tool, args: args.get("x", 0) < 0)
+
+
+def bench_agentkit_otel_noop(n: int) -> Callable[[], None]:
+    """Inline, tracing on, no SDK configured: the OpenTelemetry API's no-op spans."""
+    from opentelemetry.trace import NoOpTracerProvider
+
+    return bench_agentkit(n, timeout_s=None, tracing=NoOpTracerProvider())
+
+
+def bench_agentkit_otel_sdk(n: int) -> Callable[[], None]:
+    """Inline, tracing on with the SDK recording every span (in memory, cleared after each run)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    run = bench_agentkit(n, timeout_s=None, tracing=provider)
+
+    def traced() -> None:
+        run()
+        assert len(exporter.get_finished_spans()) == 2 * n  # the run, n model calls, n-1 tool calls
+        exporter.clear()
+
+    return traced
+
+
 FRAMEWORKS = {
     "agentkit": bench_agentkit,
     "agentkit-inline": bench_agentkit_inline,
+    "agentkit-approval": bench_agentkit_approval,
+    "agentkit-otel-noop": bench_agentkit_otel_noop,
+    "agentkit-otel-sdk": bench_agentkit_otel_sdk,
     "smolagents": bench_smolagents,
     "pydantic-ai": bench_pydantic_ai,
 }
