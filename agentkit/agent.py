@@ -90,6 +90,10 @@ class RunResult:
         return self.trajectory.usage
 
 
+_NO_DECISION = Decision(True)  # calls that needed none run
+_NO_DECISIONS: dict[str, Decision] = {}  # never written to
+
+
 @dataclass
 class _CallsEnded:
     """What running one reply's calls means for the loop."""
@@ -173,6 +177,7 @@ class Agent:
             raise ToolDefinitionError(f"a tool is named {FINAL_RESULT_TOOL!r}, the name typed output uses; rename it")
         self._runner = ToolRunner()
         self._specs = [t.spec() for t in self.tools.values()] + ([self._output.spec] if self._output else [])
+        self._final_name = FINAL_RESULT_TOOL if self._output is not None else None
         self._approvals = approval is not None or any(t.requires_approval is not False for t in self.tools.values())
         self._tracer = _make_tracer(tracing)
 
@@ -358,7 +363,7 @@ class Agent:
         stop_reason = "max_steps"
         pending: list[ToolCall] = []
         while True:
-            decisions: dict[str, Decision] = {}
+            decisions = _NO_DECISIONS
             if resume is not None:  # a paused reply, now decided: run its calls
                 (reply, decisions), resume = resume, None
             else:
@@ -413,7 +418,7 @@ class Agent:
 
                 # 3. Calls that need approval pause the run before any call of this reply runs.
                 if self._approvals:
-                    pending = [c for c in reply.tool_calls if not self._is_final_result(c)
+                    pending = [c for c in reply.tool_calls if c.name != self._final_name
                                and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
                     if pending:
                         stop_reason = "paused"
@@ -460,27 +465,27 @@ class Agent:
                    trace: RunSpans | None) -> Generator[Event, None, _CallsEnded]:
         """Run a reply's calls (denied ones not), append the observations in the reply's order."""
         calls = reply.tool_calls
-        to_run = [c for c in calls if not self._is_final_result(c) and (c.id not in decisions or
-                                                                         decisions[c.id].approved)]
+        final = self._final_name
+        to_run = [c for c in calls if c.name != final and (not decisions or decisions.get(c.id, _NO_DECISION).approved)]
         for call in calls:
             yield ToolStarted(call)
         spans = [trace.start_tool_call(c, self._description(c.name)) for c in to_run] if trace else None
-        results = self._runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in to_run])
-        outcomes = {c.id: outcome for c, outcome in zip(to_run, results, strict=True)}
+        outcomes = self._runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in to_run])
         if spans is not None:
-            for (span, start), call in zip(spans, to_run, strict=True):
-                trace.end_tool_call(span, start, outcomes[call.id])  # type: ignore[union-attr]
+            for (span, start), outcome in zip(spans, outcomes, strict=True):
+                trace.end_tool_call(span, start, outcome)  # type: ignore[union-attr]
         ended = _CallsEnded()
+        ran = iter(outcomes)  # in the order of `to_run`, a subsequence of `calls`
         for call in calls:
             duration = 0.0
-            if self._is_final_result(call):
+            if call.name == final:
                 observation, value = self._typed_call(call, trajectory)
                 if observation.is_error:
                     ended.typed_rejected = True
                 else:
                     ended.typed.append(value)
-            elif call.id in outcomes:
-                outcome = outcomes[call.id]
+            elif not decisions or decisions.get(call.id, _NO_DECISION).approved:
+                outcome = next(ran)
                 observation = Message.tool(call, outcome.content, is_error=outcome.is_error)
                 duration = outcome.duration_s
                 tool = self.tools.get(call.name)
@@ -491,9 +496,6 @@ class Agent:
             trajectory.messages.append(observation)
             yield ToolFinished(call, observation, duration)
         return ended
-
-    def _is_final_result(self, call: ToolCall) -> bool:
-        return self._output is not None and call.name == FINAL_RESULT_TOOL
 
     def _typed_text(self, reply: Message, turn: int, trajectory: Trajectory) -> tuple[bool, Any]:
         """A text reply when a typed output is asked for: the output (output_type=str), or feedback."""
