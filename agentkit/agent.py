@@ -1,38 +1,59 @@
 """The agent and its loop: ask the model, run the tools, append observations, repeat.
 
-The whole loop is `Agent._run`, readable top to bottom. Everything else (planners, skill libraries,
-mistake notebooks) plugs in through `agentkit.extensions`.
+The whole loop is `Agent._loop`, readable top to bottom (`_run` sets a run up, `_resume` continues
+one paused for approval). Everything else (planners, skill libraries, mistake notebooks) plugs in
+through `agentkit.extensions`; approval, typed output and tracing live in `agentkit.approval`,
+`agentkit.output` and `agentkit.tracing`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agentkit.approval import (
+    ApprovalPolicy,
+    Decision,
+    Decisions,
+    RunState,
+    denial_message,
+    needs_approval,
+    record_decisions,
+    resolve_decisions,
+)
 from agentkit.events import (
     Event,
     ModelText,
     ModelTurn,
     PhaseStarted,
     RunFinished,
+    RunPaused,
     ToolFinished,
     ToolStarted,
 )
 from agentkit.extensions import Chooser, Extension, Planner, RunContext
-from agentkit.messages import Message, Usage
+from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
+from agentkit.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
 from agentkit.planners import resolve_planner
 from agentkit.retry import call_with_retries, stream_with_retries
 from agentkit.rewards import RewardFn
-from agentkit.tools import Tool, Toolkit, ToolRunner, as_tools
-from agentkit.trajectory import Trajectory, append_jsonl
+from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
+from agentkit.trajectory import OutputCheck, Trajectory, append_jsonl
+
+if TYPE_CHECKING:
+    from agentkit.tracing import RunSpans, RunTracer
+
+OTEL_ENV = "AGENTKIT_OTEL"
+"""Set to 1 to trace every agent whose `tracing` is left unset (see agentkit.tracing)."""
 
 DEFAULT_INSTRUCTIONS = (
     "You are a helpful assistant. Use the tools when they help; when you know the answer, "
@@ -41,20 +62,46 @@ DEFAULT_INSTRUCTIONS = (
 
 @dataclass
 class RunResult:
-    """The outcome of one run: the answer (None if the run stopped without one) and its trajectory."""
+    """The outcome of one run: the answer (None if the run stopped without one) and its trajectory.
+
+    `output` is the typed value with `Agent(output_type=...)`, else the answer text. A run paused for
+    approval has stop_reason "paused", lists the waiting calls in `pending`, and `state` resumes it.
+    """
 
     answer: str | None
     trajectory: Trajectory
+    output: Any = None
+    pending: list[ToolCall] = field(default_factory=list)
 
     @property
     def stop_reason(self) -> str:
-        """Why the run stopped: "final" (an answer), "max_steps", ... (see `Trajectory.stop_reason`)."""
+        """Why the run stopped: "final" (an answer), "max_steps", "paused" or "invalid_output"."""
         return self.trajectory.stop_reason
+
+    @property
+    def state(self) -> RunState:
+        """The paused run as JSON-serialisable state for `Agent.resume` (only for a paused run)."""
+        if self.stop_reason != "paused":
+            raise ValueError(f"only a paused run can be resumed; this one stopped by {self.stop_reason!r}")
+        return RunState(trajectory=self.trajectory, pending=self.pending)
 
     @property
     def usage(self) -> Usage:
         """Tokens used by every model call of the run."""
         return self.trajectory.usage
+
+
+_NO_DECISION = Decision(True)  # calls that needed none run
+_NO_DECISIONS: dict[str, Decision] = {}  # never written to
+
+
+@dataclass
+class _CallsEnded:
+    """What running one reply's calls means for the loop."""
+
+    typed: list[Any] = field(default_factory=list)  # accepted `final_result` values
+    typed_rejected: bool = False
+    final_output: str | None = None  # the output of a `final=True` tool
 
 
 class Agent:
@@ -75,6 +122,15 @@ class Agent:
         samples: test-time scaling: `run` makes this many runs and returns the one chosen by the first
             extension with a `choose(results) -> index` method (the mistake notebook steers away from
             known anti-patterns), else the majority answer. Sample with a temperature above 0.
+        approval: a policy `(tool, arguments) -> bool` naming calls that need a person's approval, on
+            top of the tools' own `requires_approval` (see agentkit.approval).
+        output_type: the type of the answer (pydantic model, dataclass, TypedDict, int, list[str], ...);
+            the model gives it through a `final_result` call (see agentkit.output).
+        output_retries: how many rejected final results the model may correct before the run stops
+            with stop_reason "invalid_output".
+        output_validators: functions checking the typed output; they may raise `ModelRetry`.
+        tracing: OpenTelemetry spans: True (the global tracer provider), a tracer provider, or False;
+            unset, `AGENTKIT_OTEL=1` turns it on (see agentkit.tracing).
     """
 
     def __init__(
@@ -92,9 +148,16 @@ class Agent:
         log: str | Path | None = None,
         max_retries: int = 3,
         samples: int = 1,
+        approval: ApprovalPolicy | None = None,
+        output_type: Any = None,
+        output_retries: int = 2,
+        output_validators: Sequence[OutputValidator] = (),
+        tracing: bool | Any = None,
     ) -> None:
         if samples < 1:
             raise ValueError("samples must be at least 1")
+        if output_retries < 0:
+            raise ValueError("output_retries must be 0 or more")
         self.model = resolve_model(model)
         self.tools = as_tools(tools)
         self.instructions = instructions
@@ -105,8 +168,26 @@ class Agent:
         self.log = Path(log) if log else None
         self.max_retries = max_retries
         self.samples = samples
+        self.approval = approval
+        self.output_type = output_type
+        self.output_retries = output_retries
+        self._output = OutputSpec(output_type, output_validators) if output_type is not None else None
+        if output_validators and self._output is None:
+            raise ValueError("output_validators need an output_type (output_type=str to check text answers)")
+        if self._output is not None and FINAL_RESULT_TOOL in self.tools:
+            raise ToolDefinitionError(f"a tool is named {FINAL_RESULT_TOOL!r}, the name typed output uses; rename it")
         self._runner = ToolRunner()
-        self._specs = [t.spec() for t in self.tools.values()]
+        self._specs = [t.spec() for t in self.tools.values()] + ([self._output.spec] if self._output else [])
+        self._final_name = FINAL_RESULT_TOOL if self._output is not None else None
+        self._approvals = approval is not None or any(t.requires_approval is not False for t in self.tools.values())
+        self._tracer = _make_tracer(tracing)
+
+    def output_validator(self, fn: OutputValidator) -> OutputValidator:
+        """Decorator: add a check of the typed output (it may raise `ModelRetry`)."""
+        if self._output is None:
+            raise ValueError("output validators need an output_type (output_type=str to check text answers)")
+        self._output.validators.append(fn)
+        return fn
 
     # -- public API -------------------------------------------------------------------------------
     def run(self, task: str, **options: Any) -> RunResult:
@@ -152,9 +233,28 @@ class Agent:
         return self._run(task, streaming=True, history=history, task_id=task_id, reward_fn=reward_fn,
                          metadata=metadata)
 
+    def resume(self, state: RunState | RunResult | str, decisions: Decisions, *,
+               reward_fn: RewardFn | None = None) -> RunResult:
+        """Continue a paused run with a decision for each pending call (by call id: `approve()`,
+        `deny(reason)`, or a bool). `state` may be a `RunState`, its JSON, or the paused `RunResult`.
+        The result may pause again at a later call."""
+        for event in self._resume(state, decisions, streaming=False, reward_fn=reward_fn):
+            if isinstance(event, RunFinished):
+                return event.result
+        raise RuntimeError("agent run ended without a result")  # pragma: no cover
+
+    def resume_stream(self, state: RunState | RunResult | str, decisions: Decisions, *,
+                      reward_fn: RewardFn | None = None) -> Iterator[Event]:
+        """`resume`, yielding events as they happen; the last event is `RunFinished`."""
+        return self._resume(state, decisions, streaming=True, reward_fn=reward_fn)
+
     async def arun(self, task: str, **options: Any) -> RunResult:
         """`run` for asyncio code; the loop runs in a worker thread."""
         return await asyncio.to_thread(self.run, task, **options)
+
+    async def aresume(self, state: RunState | RunResult | str, decisions: Decisions, **options: Any) -> RunResult:
+        """`resume` for asyncio code."""
+        return await asyncio.to_thread(self.resume, state, decisions, **options)
 
     async def astream(self, task: str, **options: Any) -> AsyncIterator[Event]:
         """`stream` for asyncio code; events are produced in a worker thread."""
@@ -203,71 +303,165 @@ class Agent:
             task=task, task_id=task_id, model=getattr(self.model, "name", type(self.model).__name__),
             planner=self.planner.name, metadata=dict(metadata or {}),
         )
-        run = RunContext(task=task, model=self.model, tools=self.tools, trajectory=trajectory,
-                         settings=self.settings, call_hook=self._call_model)
+        trace = self._tracer.start_run(trajectory, self.model) if self._tracer is not None else None
+        try:
+            run = RunContext(task=task, model=self.model, tools=self.tools, trajectory=trajectory,
+                             settings=self.settings,
+                             call_hook=trace.traced_call(self._call_model) if trace else self._call_model)
 
-        # Before the loop: extensions add context, the planner explores and maps.
-        for ext in self.extensions:
-            ext.before_run(run)
+            # Before the loop: extensions add context, the planner explores and maps.
+            for ext in self.extensions:
+                ext.before_run(run)
+                yield from run.drain_events()
+            self.planner.prepare(run)
             yield from run.drain_events()
-        self.planner.prepare(run)
-        yield from run.drain_events()
 
+            messages = trajectory.messages
+            messages.append(Message.system(self._system_prompt(run)))
+            messages.extend(history)
+            messages.append(Message.user(task))
+            yield PhaseStarted("act")
+            yield from self._loop(run, trace, streaming=streaming, reward_fn=reward_fn, started=started)
+        except BaseException as exc:
+            if trace is not None and not trace.ended:
+                trace.end(trajectory, exc)
+            raise
+
+    def _resume(self, state: RunState | RunResult | str, decisions: Decisions, *, streaming: bool,
+                reward_fn: RewardFn | None) -> Iterator[Event]:
+        # Checked here, before the generator starts, so bad input fails at the call.
+        if isinstance(state, RunResult):
+            state = state.state
+        elif isinstance(state, str | bytes):
+            state = RunState.from_json(state)
+        state.check()
+        chosen = resolve_decisions(state, decisions)
+        trajectory = state.trajectory.model_copy(deep=True)  # the caller's state stays resumable as it was
+        return self._resumed(trajectory, state.pending, chosen, streaming=streaming, reward_fn=reward_fn)
+
+    def _resumed(self, trajectory: Trajectory, pending: list[ToolCall], decisions: dict[str, Decision], *,
+                 streaming: bool, reward_fn: RewardFn | None) -> Iterator[Event]:
+        started = time.perf_counter()
+        trace = self._tracer.start_run(trajectory, self.model, resumed=True) if self._tracer is not None else None
+        try:
+            run = RunContext(task=trajectory.task, model=self.model, tools=self.tools, trajectory=trajectory,
+                             settings=self.settings,
+                             call_hook=trace.traced_call(self._call_model) if trace else self._call_model)
+            record_decisions(trajectory, pending, decisions)
+            yield PhaseStarted("act")
+            yield from self._loop(run, trace, streaming=streaming, reward_fn=reward_fn, started=started,
+                                  resume=(trajectory.messages[-1], decisions))
+        except BaseException as exc:
+            if trace is not None and not trace.ended:
+                trace.end(trajectory, exc)
+            raise
+
+    def _loop(
+        self,
+        run: RunContext,
+        trace: RunSpans | None,
+        *,
+        streaming: bool,
+        reward_fn: RewardFn | None,
+        started: float,
+        resume: tuple[Message, dict[str, Decision]] | None = None,
+    ) -> Iterator[Event]:
+        trajectory = run.trajectory
         messages = trajectory.messages
-        messages.append(Message.system(self._system_prompt(run)))
-        messages.extend(history)
-        messages.append(Message.user(task))
-
+        steps = sum(1 for t in trajectory.turns if t.context == "main")
+        rejected = sum(1 for c in trajectory.output_checks if not c.passed)  # typed outputs sent back
         answer: str | None = None
+        output: Any = None
         stop_reason = "max_steps"
-        yield PhaseStarted("act")
-        for _ in range(self.max_steps):
-            # 1. Ask the model.
-            t0 = time.perf_counter()
-            if streaming:
-                response = None
-                for item in self._stream_model(messages):
-                    if isinstance(item, TextDelta):
-                        yield ModelText(item.text, "act")
-                    else:
-                        response = item
-                assert response is not None
+        pending: list[ToolCall] = []
+        while True:
+            decisions = _NO_DECISIONS
+            if resume is not None:  # a paused reply, now decided: run its calls
+                (reply, decisions), resume = resume, None
             else:
-                response = self._call_model(self.model, messages, self._specs, self.settings)
-            reply = response.message
-            phase = self._phase_of(reply)
-            turn = trajectory.add_turn(reply, phase=phase, tokens=response.tokens, usage=response.usage,
-                                       duration_s=time.perf_counter() - t0)
-            messages.append(reply)
-            yield ModelTurn(turn)
+                if steps >= self.max_steps:
+                    break
+                steps += 1
+                # 1. Ask the model.
+                t0 = time.perf_counter()
+                span = trace.start_model_call(self.model, self.settings) if trace is not None else None
+                try:
+                    if streaming:
+                        response = None
+                        for item in self._stream_model(messages):
+                            if isinstance(item, TextDelta):
+                                yield ModelText(item.text, "act")
+                            else:
+                                response = item
+                        assert response is not None
+                    else:
+                        response = self._call_model(self.model, messages, self._specs, self.settings)
+                except BaseException as exc:
+                    if span is not None:
+                        trace.end_model_call(span, None, exc)  # type: ignore[union-attr]
+                    raise
+                if span is not None:
+                    trace.end_model_call(span, response)  # type: ignore[union-attr]
+                reply = response.message
+                turn = trajectory.add_turn(reply, phase=self._phase_of(reply), tokens=response.tokens,
+                                           usage=response.usage, duration_s=time.perf_counter() - t0)
+                messages.append(reply)
+                yield ModelTurn(turn)
 
-            # 2. No tool call: the reply is the answer (unless it was an unreadable call).
-            if reply.parse_error:
-                messages.append(Message.user(f"Your tool call could not be parsed: {reply.parse_error}"))
-                continue
-            if not reply.tool_calls:
-                answer, stop_reason = reply.content, "final"
+                # 2. No tool call: the reply is the answer (unless it was an unreadable call, or a typed
+                #    output was asked for and the text is not one).
+                if reply.parse_error:
+                    messages.append(Message.user(f"Your tool call could not be parsed: {reply.parse_error}"))
+                    continue
+                if not reply.tool_calls:
+                    if self._output is None:
+                        answer = output = reply.content
+                        stop_reason = "final"
+                        break
+                    ok, output = self._typed_text(reply, turn.index, trajectory)
+                    if ok:
+                        answer, stop_reason = self._output.dump(output), "final"
+                        break
+                    rejected += 1
+                    if rejected > self.output_retries:
+                        stop_reason = "invalid_output"
+                        break
+                    continue
+
+                # 3. Calls that need approval pause the run before any call of this reply runs.
+                if self._approvals:
+                    pending = [c for c in reply.tool_calls if c.name != self._final_name
+                               and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
+                    if pending:
+                        stop_reason = "paused"
+                        break
+
+            # 4. Run the calls (in parallel) and append what they returned, in the reply's order.
+            ended = yield from self._run_calls(reply, decisions, trajectory, trace)
+            if ended.typed:
+                output = ended.typed[0]
+                answer, stop_reason = self._output.dump(output), "final"  # type: ignore[union-attr]
                 break
-
-            # 3. Run the calls (in parallel) and append what they returned.
-            for call in reply.tool_calls:
-                yield ToolStarted(call)
-            outcomes = self._runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in reply.tool_calls])
-            final_output: str | None = None
-            for call, outcome in zip(reply.tool_calls, outcomes, strict=True):
-                observation = Message.tool(call, outcome.content, is_error=outcome.is_error)
-                messages.append(observation)
-                yield ToolFinished(call, observation, outcome.duration_s)
-                tool = self.tools.get(call.name)
-                if tool is not None and tool.final and not outcome.is_error:
-                    final_output = outcome.content
-            if final_output is not None:
-                answer, stop_reason = final_output, "final"
+            if ended.final_output is not None:
+                answer, stop_reason = ended.final_output, "final"
+                output = answer if self._output is None else None
                 break
+            if ended.typed_rejected:
+                rejected += 1
+                if rejected > self.output_retries:
+                    stop_reason = "invalid_output"
+                    break
 
-        # After the loop: score, let extensions learn, log.
+        # After the loop: a paused run hands back its state; a finished one is scored, learnt from, logged.
         trajectory.answer, trajectory.stop_reason = answer, stop_reason
-        trajectory.duration_s = time.perf_counter() - started
+        trajectory.duration_s += time.perf_counter() - started
+        if stop_reason == "paused":
+            result = RunResult(None, trajectory, pending=pending)
+            if trace is not None:
+                trace.end(trajectory)
+            yield RunPaused(result)
+            yield RunFinished(result)
+            return
         if reward_fn is not None:
             _apply_reward(trajectory, reward_fn(trajectory))
         for ext in self.extensions:
@@ -275,7 +469,75 @@ class Agent:
             yield from run.drain_events()
         if self.log is not None:
             append_jsonl(self.log, trajectory)
-        yield RunFinished(RunResult(answer, trajectory))
+        if trace is not None:
+            trace.end(trajectory)
+        yield RunFinished(RunResult(answer, trajectory, output=output))
+
+    def _run_calls(self, reply: Message, decisions: dict[str, Decision], trajectory: Trajectory,
+                   trace: RunSpans | None) -> Generator[Event, None, _CallsEnded]:
+        """Run a reply's calls (denied ones not), append the observations in the reply's order."""
+        calls = reply.tool_calls
+        final = self._final_name
+        to_run = [c for c in calls if c.name != final and (not decisions or decisions.get(c.id, _NO_DECISION).approved)]
+        for call in calls:
+            yield ToolStarted(call)
+        spans = [trace.start_tool_call(c, self._description(c.name)) for c in to_run] if trace else None
+        outcomes = self._runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in to_run])
+        if spans is not None:
+            for (span, start), outcome in zip(spans, outcomes, strict=True):
+                trace.end_tool_call(span, start, outcome)  # type: ignore[union-attr]
+        ended = _CallsEnded()
+        ran = iter(outcomes)  # in the order of `to_run`, a subsequence of `calls`
+        for call in calls:
+            duration = 0.0
+            if call.name == final:
+                observation, value = self._typed_call(call, trajectory)
+                if observation.is_error:
+                    ended.typed_rejected = True
+                else:
+                    ended.typed.append(value)
+            elif not decisions or decisions.get(call.id, _NO_DECISION).approved:
+                outcome = next(ran)
+                observation = Message.tool(call, outcome.content, is_error=outcome.is_error)
+                duration = outcome.duration_s
+                tool = self.tools.get(call.name)
+                if tool is not None and tool.final and not outcome.is_error:
+                    ended.final_output = outcome.content
+            else:
+                observation = denial_message(call, decisions[call.id].reason)
+            trajectory.messages.append(observation)
+            yield ToolFinished(call, observation, duration)
+        return ended
+
+    def _typed_text(self, reply: Message, turn: int, trajectory: Trajectory) -> tuple[bool, Any]:
+        """A text reply when a typed output is asked for: the output (output_type=str), or feedback."""
+        assert self._output is not None
+        try:
+            if not self._output.accepts_text:
+                raise OutputError(NO_FINAL_CALL)
+            value = self._output.check(reply.content)
+        except OutputError as exc:
+            trajectory.output_checks.append(OutputCheck(turn=turn, passed=False, error=str(exc)))
+            trajectory.messages.append(Message.user(str(exc)))
+            return False, None
+        trajectory.output_checks.append(OutputCheck(turn=turn, passed=True))
+        return True, value
+
+    def _typed_call(self, call: ToolCall, trajectory: Trajectory) -> tuple[Message, Any]:
+        """Check a `final_result` call: the observation for the model, and the typed value if it passed."""
+        assert self._output is not None
+        turn = len(trajectory.turns) - 1
+        try:
+            value = self._output.parse(call.arguments)
+        except OutputError as exc:
+            trajectory.output_checks.append(OutputCheck(turn=turn, passed=False, error=str(exc)))
+            return Message.tool(call, str(exc), is_error=True), None
+        trajectory.output_checks.append(OutputCheck(turn=turn, passed=True))
+        return Message.tool(call, "Final result accepted."), value
+
+    def _description(self, name: str) -> str | None:
+        tool = self.tools.get(name)
+        return tool.description if tool is not None else None
 
     # -- helpers ----------------------------------------------------------------------------------
     def _system_prompt(self, run: RunContext) -> str:
@@ -297,6 +559,17 @@ class Agent:
     def _stream_model(self, messages: Sequence[Message]) -> Iterator[TextDelta | ModelResponse]:
         return stream_with_retries(lambda: self.model.stream(messages, self._specs, self.settings), self.max_retries,
                                    committed=lambda item: isinstance(item, TextDelta))
+
+
+def _make_tracer(tracing: bool | Any) -> RunTracer | None:
+    """The run tracer, or None when tracing is off (then OpenTelemetry is not even imported)."""
+    if tracing is None:
+        tracing = os.environ.get(OTEL_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    if tracing is False:
+        return None
+    from agentkit.tracing import RunTracer
+
+    return RunTracer(None if tracing is True else tracing)
 
 
 def majority(results: Sequence[RunResult]) -> RunResult:

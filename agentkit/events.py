@@ -60,10 +60,18 @@ class ContextAdded:
 
 
 @dataclass(frozen=True)
+class RunPaused:
+    """The run stopped before calls that need approval; `result.pending` lists them and `result.state`
+    resumes the run (`Agent.resume_stream`). `RunFinished` with the same result follows."""
+
+    result: RunResult
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended; `result` holds the answer and the trajectory."""
 
     result: RunResult
 
 
-Event = PhaseStarted | ModelText | ModelTurn | ToolStarted | ToolFinished | ContextAdded | RunFinished
+Event = PhaseStarted | ModelText | ModelTurn | ToolStarted | ToolFinished | ContextAdded | RunPaused | RunFinished

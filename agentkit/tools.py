@@ -24,10 +24,13 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agentkit.messages import clean_text
+
 if TYPE_CHECKING:
     from agentkit.mcp_client import MCPToolkit
 
 DEFAULT_TIMEOUT_S = 60.0
+ApprovalRule = bool | Callable[[dict[str, Any]], bool]
+"""Whether a call needs a person's approval: always (True), never (False), or decided from its arguments."""
 DEFAULT_MAX_OUTPUT_CHARS = 8000
 MAX_CALLS_PER_REPLY = 32
 MAX_ABANDONED_THREADS = 64  # tools still running past their time limit, each on a thread of its own
@@ -101,6 +104,7 @@ class Tool:
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         parameters: dict[str, Any] | None = None,
+        requires_approval: ApprovalRule = False,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
@@ -117,6 +121,7 @@ class Tool:
         self.final = final
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
+        self.requires_approval = requires_approval
         self.is_async = inspect.iscoroutinefunction(fn)
         self.parameters = parameters
         self.args_model = _arguments_model(fn, self.name, arg_docs) if parameters is None else None
@@ -194,11 +199,14 @@ def tool(
     final: bool = False,
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    requires_approval: ApprovalRule = False,
 ) -> Any:
     """Make a tool from a typed function with a docstring; usable bare (`@tool`) or with options.
 
     `read_only` marks tools safe for exploration; `phase` labels the model turn that calls it in the
-    trajectory; `final=True` ends the run with the tool's output as the answer.
+    trajectory; `final=True` ends the run with the tool's output as the answer; `requires_approval`
+    (True, or a function of the call's arguments) pauses the run before the call until a person decides
+    (`agentkit.approval`).
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
@@ -211,6 +219,7 @@ def tool(
             final=final,
             timeout_s=timeout_s,
             max_output_chars=max_output_chars,
+            requires_approval=requires_approval,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -54,6 +54,27 @@ class Turn(BaseModel):
     _clean = field_validator("prompt_text", "completion_text")(lambda value: clean_text(value))
 
 
+class ApprovalRecord(BaseModel):
+    """A decision on a tool call that needed approval: who said yes or no is outside agentkit, what was
+    decided is here (a reward signal, or a mistake-notebook entry when a call was denied)."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    approved: bool
+    reason: str | None = None
+    turn: int = 0
+    """The index of the turn whose reply made the call."""
+
+
+class OutputCheck(BaseModel):
+    """One validation of a typed final output (`Agent(output_type=...)`): a free verifiable reward."""
+
+    turn: int
+    passed: bool
+    error: str | None = None
+
+
 class Trajectory(BaseModel):
     """The record of one agent run, as written to and read from JSONL logs.
 
@@ -74,6 +95,8 @@ class Trajectory(BaseModel):
     reward: float | None = None
     rewards: dict[str, float] = Field(default_factory=dict)
     usage: Usage = Field(default_factory=Usage)
+    approvals: list[ApprovalRecord] = Field(default_factory=list)
+    output_checks: list[OutputCheck] = Field(default_factory=list)
     extras: dict[str, Any] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
     started_at: float = Field(default_factory=time.time)

@@ -14,6 +14,7 @@ The chat is built from parts other modules can extend:
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -26,15 +27,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult
+from agentkit.agent import DEFAULT_INSTRUCTIONS, OTEL_ENV, Agent, RunResult
+from agentkit.approval import ApprovalPolicy, Decision, approve, deny, policy_from_spec
 from agentkit.builtin_tools import builtin_tools, parse_tool_names
-from agentkit.cli.console import EventPrinter, load_model
+from agentkit.cli.console import EventPrinter, format_call, load_model
 from agentkit.cli.slash import CommandHandler as CommandHandler
 from agentkit.cli.slash import SlashCommand, commands_of, slash_command
 from agentkit.cost import format_cost
 from agentkit.events import RunFinished
 from agentkit.extensions import Extension, Planner
-from agentkit.messages import Message, Usage
+from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, Model, ModelConfigError
 from agentkit.records import NOTES
 from agentkit.tools import Tool, Toolkit
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 DEFAULT_CHAT_TOOLS = "calculator,time"
 DEFAULT_MAX_STEPS = 10
+DEFAULT_ASK = "writes"
 
 # Options `agentkit chat` and `agentkit run` share.
 MODEL_OPTION = typer.Option(DEFAULT_MODEL, "--model", "-m", help="openai:NAME, litellm:P/NAME, "
@@ -58,6 +61,10 @@ TEMPERATURE_OPTION = typer.Option(None, "--temperature", min=0, help="Sampling t
 MAX_TOKENS_OPTION = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply")
 MCP_OPTION = typer.Option(None, "--mcp", help="Add an MCP server's tools: a command (\"python server.py\") or a "
                           "streamable-HTTP URL; repeatable (needs agentkit[mcp])")
+ASK_OPTION = typer.Option(DEFAULT_ASK, "--ask", help="Tools whose calls wait for your y/n/always: 'writes' (tools "
+                          "not marked read-only), 'all', 'none', or comma-separated names")
+OTEL_OPTION = typer.Option(False, "--otel", help="OpenTelemetry spans: OTLP to OTEL_EXPORTER_OTLP_ENDPOINT if set, "
+                           "else printed to stderr (also AGENTKIT_OTEL=1)")
 PROMPT = "you> "
 _READLINE_PROMPT = "\001\x1b[1;32m\002you>\001\x1b[0m\002 "  # \001..\002 tell readline the codes take no room
 
@@ -74,9 +81,11 @@ def build_agent(
     extensions: Sequence[Extension] = (),
     planner: Planner | str = "react",
     settings: GenerationSettings | None = None,
+    approval: ApprovalPolicy | None = None,
+    tracing: bool | Any = None,
 ) -> Agent:
     """The chat's agent: built-in tools by name (read_file joins when `allow_dir` is given and no
-    explicit list names it), extra tools, extensions and a planner."""
+    explicit list names it), extra tools, extensions, a planner, an approval policy and tracing."""
     names = parse_tool_names(tools)
     if allow_dir is not None and "read_file" not in names:
         names.append("read_file")
@@ -89,6 +98,8 @@ def build_agent(
         max_steps=max_steps,
         log=log,
         settings=settings,
+        approval=approval,
+        tracing=tracing,
     )
 
 
@@ -105,6 +116,8 @@ class ChatConfig:
     planner: str = "react"
     temperature: float | None = None
     max_tokens: int | None = None
+    ask: str = DEFAULT_ASK
+    otel: bool = False
 
     def settings(self) -> GenerationSettings:
         """Sampling settings from the options (None leaves the backend's default)."""
@@ -122,7 +135,8 @@ class ChatSession:
 
     `agent_factory` rebuilds the agent for another model (`/model NAME`); `on_turn` hooks run after
     every finished turn (e.g. to persist the session); `state` is free room for extensions' commands
-    (e.g. a skill library to list).
+    (e.g. a skill library to list). A tool call that needs approval is put to the user through
+    `read_answer` (y, n [reason], or always: approve this tool for the rest of the session).
     """
 
     agent_factory: Callable[[Model], Agent]
@@ -134,6 +148,8 @@ class ChatSession:
     trajectories: list[Trajectory] = field(default_factory=list)
     on_turn: list[Callable[[ChatSession, RunResult], None]] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
+    read_answer: Callable[[str], str] = input
+    always_approved: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.agent = self.agent_factory(self.model)
@@ -144,10 +160,15 @@ class ChatSession:
         events = self.agent.stream(text, history=list(self.history))
         result: RunResult | None = None
         try:
-            for event in events:
-                printer.handle(event)
-                if isinstance(event, RunFinished):
-                    result = event.result
+            while True:
+                for event in events:
+                    printer.handle(event)
+                    if isinstance(event, RunFinished):
+                        result = event.result
+                if result is None or result.stop_reason != "paused":
+                    break
+                events = self.agent.resume_stream(result.state, self.decide(result.pending))
+                result = None
         except KeyboardInterrupt:
             events.close()
             printer.finish()
@@ -167,6 +188,35 @@ class ChatSession:
             for hook in self.on_turn:
                 hook(self, result)
         return result
+
+    def decide(self, pending: Sequence[ToolCall]) -> dict[str, Decision]:
+        """Ask y/n/always for each pending call (tools approved with "always" are not asked again);
+        the end of input denies what is left."""
+        decisions: dict[str, Decision] = {}
+        for call in pending:
+            if call.name in self.always_approved:
+                decisions[call.id] = approve()
+                self.console.print(Text(f"✓ {format_call(call.name, call.arguments)} (always allowed)", style="dim"))
+                continue
+            while call.id not in decisions:
+                try:
+                    answer = self.read_answer(f"allow {format_call(call.name, call.arguments)}? [y/n/always] ")
+                except EOFError:
+                    decisions[call.id] = deny("no answer")
+                    break
+                word, _, reason = answer.strip().partition(" ")
+                word = word.lower()
+                if word in ("y", "yes"):
+                    decisions[call.id] = approve()
+                elif word in ("a", "always"):
+                    self.always_approved.add(call.name)
+                    decisions[call.id] = approve()
+                elif word in ("n", "no"):
+                    decisions[call.id] = deny(reason.strip() or None)
+                else:
+                    self.console.print(Text("answer y (yes), n (no, optionally with a reason) or always",
+                                            style="yellow"))
+        return decisions
 
     def command(self, line: str) -> bool:
         """Run a `/command`; True means the chat should end."""
@@ -290,6 +340,7 @@ def chat_loop(session: ChatSession, stdin: TextIO | None = None) -> None:
 
             if console.is_terminal and console.color_system and not console.no_color:
                 prompt = _READLINE_PROMPT
+    session.read_answer = input if interactive else _piped_answer(stdin, console)
     while True:
         try:
             if interactive:
@@ -319,6 +370,19 @@ def chat_loop(session: ChatSession, stdin: TextIO | None = None) -> None:
             console.print(Text("[interrupted]", style="yellow"))
 
 
+def _piped_answer(stdin: TextIO, console: Console) -> Callable[[str], str]:
+    """Read approval answers from a pipe, echoing question and answer."""
+
+    def read(question: str) -> str:
+        line = stdin.readline()
+        if not line:
+            raise EOFError
+        console.print(Text(f"{question}{line.strip()}", style="dim"))
+        return line
+
+    return read
+
+
 def run_chat(
     config: ChatConfig,
     *,
@@ -337,15 +401,22 @@ def run_chat(
     """
     console = console or Console(highlight=False, soft_wrap=True)
     extra_tools = list(extra_tools)
+    tracer_provider: Any = None
 
     def factory(model: Model) -> Agent:
         return build_agent(model, tools=config.tools, allow_dir=config.allow_dir, extra_tools=extra_tools,
                            system=config.system, max_steps=config.max_steps, log=config.log,
-                           extensions=extensions, planner=config.planner, settings=config.settings())
+                           extensions=extensions, planner=config.planner, settings=config.settings(),
+                           approval=approval, tracing=tracer_provider or False)
 
     try:
         if config.allow_dir is not None and not Path(config.allow_dir).is_dir():
             raise ValueError(f"--allow-dir {config.allow_dir} is not a directory")
+        approval = policy_from_spec(config.ask)
+        if config.otel or os.environ.get(OTEL_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+            from agentkit.tracing import exporting_provider
+
+            tracer_provider = exporting_provider()
         model = load_model(config.model, console)
         commands = {**builtin_commands(), **(commands or {})}
         session = ChatSession(factory, model, config.model, console, commands=commands,
@@ -360,6 +431,8 @@ def run_chat(
         chat_loop(session, stdin)
     finally:
         session.agent.close()
+        if tracer_provider is not None:
+            tracer_provider.shutdown()
     return 0
 
 
@@ -377,6 +450,8 @@ def register(app: typer.Typer) -> None:
         temperature: float | None = TEMPERATURE_OPTION,
         max_tokens: int | None = MAX_TOKENS_OPTION,
         planner: str = typer.Option("react", "--planner", help="react or map-then-act (/map shows the map)"),
+        ask: str = ASK_OPTION,
+        otel: bool = OTEL_OPTION,
         skills: Path | None = typer.Option(None, "--skills", help="Use and grow the skill library in this folder"),
         notes: Path | None = typer.Option(None, "--notes", help="Show relevant notes of the mistake notebook in "
                                           "this folder"),
@@ -386,7 +461,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Chat with a tool-using agent in the terminal (offline by default, on the embedded model)."""
         config = ChatConfig(model=model, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps,
-                            log=log, planner=planner, temperature=temperature, max_tokens=max_tokens)
+                            log=log, planner=planner, temperature=temperature, max_tokens=max_tokens, ask=ask,
+                            otel=otel)
         try:
             extensions, commands, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session,
                                                                        model=model)

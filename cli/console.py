@@ -80,7 +80,7 @@ class EventPrinter:
         elif isinstance(event, RunFinished):
             self.finish()
             trajectory = event.result.trajectory
-            if event.result.answer is None:
+            if event.result.answer is None and trajectory.stop_reason != "paused":  # the caller asks for approval
                 self.console.print(
                     Text(f"(no answer: stopped by {trajectory.stop_reason} after {len(trajectory.turns)} model calls)",
                          style="yellow")

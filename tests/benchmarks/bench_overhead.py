@@ -5,6 +5,11 @@ answers; we time whole runs and report µs per step (median of R runs) for N = 1
 Peers are measured only when importable (install them in a benchmark venv, not the project's):
 
     python tests/benchmarks/bench_overhead.py --runs 25 --out bench-out/overhead.json
+
+agentkit's own features are measured as variants of the inline run (`--only agentkit-inline
+agentkit-approval agentkit-otel-noop agentkit-otel-sdk`): an approval policy checked at every call
+(never asking), and OpenTelemetry on with the API's no-op provider or with the SDK recording every
+span into memory.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 STEPS = (10, 50, 200)
 
 
-def bench_agentkit(n: int, timeout_s: float | None = 60.0) -> Callable[[], None]:
+def bench_agentkit(n: int, timeout_s: float | None = 60.0, **agent_options: Any) -> Callable[[], None]:
     """agentkit with its default: every tool call runs on a worker thread under a time limit."""
     from agentkit import Agent, Message, ToolCall, tool
     from agentkit.testing import ScriptedModel
@@ -31,7 +37,7 @@ def bench_agentkit(n: int, timeout_s: float | None = 60.0) -> Callable[[], None]
 
     def run() -> None:
         script = [Message.assistant(tool_calls=[ToolCall(name="ping", arguments={"x": i})]) for i in range(n - 1)]
-        agent = Agent(ScriptedModel([*script, "done"]), tools=[ping], max_steps=n)
+        agent = Agent(ScriptedModel([*script, "done"]), tools=[ping], max_steps=n, **agent_options)
         result = agent.run("go")
         assert result.answer == "done" and len(result.trajectory.turns) == n
         agent.close()
@@ -104,23 +110,62 @@ def bench_agentkit_inline(n: int) -> Callable[[], None]:
     return bench_agentkit(n, timeout_s=None)
 
 
+def bench_agentkit_approval(n: int) -> Callable[[], None]:
+    """Inline, with an agent-level approval policy consulted at every call (it never asks)."""
+    return bench_agentkit(n, timeout_s=None, approval=lambda tool, args: args.get("x", 0) < 0)
+
+
+def bench_agentkit_otel_noop(n: int) -> Callable[[], None]:
+    """Inline, tracing on, no SDK configured: the OpenTelemetry API's no-op spans."""
+    from opentelemetry.trace import NoOpTracerProvider
+
+    return bench_agentkit(n, timeout_s=None, tracing=NoOpTracerProvider())
+
+
+def bench_agentkit_otel_sdk(n: int) -> Callable[[], None]:
+    """Inline, tracing on with the SDK recording every span (in memory, cleared after each run)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    run = bench_agentkit(n, timeout_s=None, tracing=provider)
+
+    def traced() -> None:
+        run()
+        assert len(exporter.get_finished_spans()) == 2 * n  # the run, n model calls, n-1 tool calls
+        exporter.clear()
+
+    return traced
+
+
 FRAMEWORKS = {
     "agentkit": bench_agentkit,
     "agentkit-inline": bench_agentkit_inline,
+    "agentkit-approval": bench_agentkit_approval,
+    "agentkit-otel-noop": bench_agentkit_otel_noop,
+    "agentkit-otel-sdk": bench_agentkit_otel_sdk,
     "smolagents": bench_smolagents,
     "pydantic-ai": bench_pydantic_ai,
 }
 
 
-def measure(make: Callable[[int], Callable[[], None]], n: int, runs: int) -> float:
+def measure(make: Callable[[int], Callable[[], None]], n: int, runs: int, clock: str = "wall",
+            stat: str = "median") -> float:
+    """µs per step. `clock="cpu"` counts the process's CPU time (all threads), which a busy shared
+    machine disturbs less than wall time; `stat="min"` is the least disturbed run."""
+    timer = time.process_time if clock == "cpu" else time.perf_counter
     run = make(n)
     run()  # warm up
     times = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start = timer()
         run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) / n * 1e6
+        times.append(timer() - start)
+    value = min(times) if stat == "min" else statistics.median(times)
+    return value / n * 1e6
 
 
 def main() -> None:
@@ -128,14 +173,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--only", nargs="*", default=list(FRAMEWORKS))
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
+    parser.add_argument("--stat", choices=["median", "min"], default="median")
     args = parser.parse_args()
     results: dict[str, dict[str, float] | str] = {}
     for name in args.only:
         try:
-            results[name] = {str(n): round(measure(FRAMEWORKS[name], n, args.runs), 1) for n in STEPS}
+            results[name] = {str(n): round(measure(FRAMEWORKS[name], n, args.runs, args.clock, args.stat), 1)
+                             for n in STEPS}
         except ImportError as exc:
             results[name] = f"not installed ({exc.name})"
-    print(f"µs per step, median of {args.runs} runs")
+    print(f"µs per step ({args.clock} clock), {args.stat} of {args.runs} runs")
     print("| framework | " + " | ".join(f"{n} steps" for n in STEPS) + " | 200/10 |")
     print("|---|" + "---|" * (len(STEPS) + 1))
     for name, row in results.items():
@@ -146,7 +194,8 @@ def main() -> None:
             print(f"| {name} | " + " | ".join(f"{row[str(n)]:.0f}" for n in STEPS) + f" | {ratio:.2f} |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"unit": "us_per_step", "runs": args.runs, "results": results}, indent=2))
+        args.out.write_text(json.dumps({"unit": "us_per_step", "runs": args.runs, "clock": args.clock,
+                                        "stat": args.stat, "results": results}, indent=2))
 
 
 if __name__ == "__main__":
