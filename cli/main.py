@@ -13,8 +13,10 @@ app = typer.Typer(
     add_completion=False,
 )
 
-COMMAND_MODULES = ("chat", "run_cmd", "sql_cmd", "eval_cmd", "train_cmd", "skills_cmd", "notes_cmd", "serve_cmd",
-                   "mcp_cmd")
+COMMAND_MODULES = (
+    "chat", "run_cmd", "sql_cmd", "eval_cmd", "train_cmd", "learn_cmd", "skills_cmd", "notes_cmd", "serve_cmd",
+    "mcp_cmd",
+)
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"agentkit.cli.{_name}").register(app)

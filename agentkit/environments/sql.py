@@ -1,6 +1,7 @@
 """Text-to-SQL environment: a database, questions with gold SQL, and the TRUST-SQL rewards.
 
     env = SQLEnvironment.chinook()                                   # 60+ tasks over Chinook
+    env = SQLEnvironment.clinic()                                    # 26 tasks over a small clinic database
     env = SQLEnvironment(db="shop.sqlite", tasks="tasks.jsonl", schema_reward="f1")
     env = SQLEnvironment.from_spider("dev.json", db_root="database/")  # Spider or BIRD format
 
@@ -47,6 +48,8 @@ from agentkit.trajectory import Trajectory
 DATA_DIR = Path(__file__).parent / "data"
 CHINOOK_DB = DATA_DIR / "chinook.sqlite"
 CHINOOK_TASKS = DATA_DIR / "chinook_tasks.jsonl"
+CLINIC_DB = DATA_DIR / "clinic.sqlite"  # built by tests/fixtures/build_clinic_db.py
+CLINIC_TASKS = DATA_DIR / "clinic_tasks.jsonl"
 _SQL_KEYS = ("sql", "gold_sql", "query", "SQL")
 log = logging.getLogger(__name__)
 
@@ -198,6 +201,12 @@ class SQLEnvironment:
     def chinook(cls, **options: Any) -> SQLEnvironment:
         """The shipped Chinook task set (graded easy/medium/hard) over the Chinook music-store database."""
         return cls(db=CHINOOK_DB, tasks=CHINOOK_TASKS, name="sql-chinook", **options)
+
+    @classmethod
+    def clinic(cls, **options: Any) -> SQLEnvironment:
+        """A second, small shipped set (26 easy/medium questions) over an outpatient-clinic database:
+        a domain unlike Chinook's, for measuring what was learned on one database on another."""
+        return cls(db=CLINIC_DB, tasks=CLINIC_TASKS, name="sql-clinic", **options)
 
     @classmethod
     def from_spider(cls, questions: str | Path, db_root: str | Path, *, limit: int | None = None,

@@ -5,7 +5,7 @@
 | `openai:`   | the `openai` client; any base URL (`OPENAI_BASE_URL`)      |
 | `vllm:`     | a vLLM server: `vllm:http://host:8000/v1/MODEL`            |
 | `litellm:`  | every LiteLLM provider: `litellm:anthropic/claude-sonnet-4` |
-| `local:`    | Transformers in-process: `local:smollm2-135m`, `local:PATH` |
+| `local:`    | Transformers in-process: `local:smollm2-135m`, `local:PATH`, `local:BASE+ADAPTER_DIR` |
 | `script:`   | a scripted model for tests: `script:replies.json` (see agentkit.testing) |
 """
 
@@ -65,9 +65,11 @@ def resolve_model(spec: str | Model, **options: Any) -> Model:
 
         return LiteLLMModel(rest, **options)
     if prefix == "local":
+        from agentkit.models.adapter import load_with_adapter, split_adapter_spec
         from agentkit.models.local import LocalModel
 
-        return LocalModel.load(rest, **options)
+        base, adapter = split_adapter_spec(rest)  # local:BASE+ADAPTER_DIR: a LoRA adapter on a local model
+        return LocalModel.load(rest, **options) if adapter is None else load_with_adapter(base, adapter, **options)
     if prefix == "script":
         from agentkit.testing import ScriptedModel
 

@@ -1,0 +1,120 @@
+"""`agentkit learn`: the agent learns from its own runs on a train split and is measured on held-out tasks.
+
+    agentkit learn --env sql --model local:default --budget 45m --out learn-runs/chinook
+    agentkit learn --env sql --tasks q.jsonl --db shop.sqlite --method skills,notes --budget 15m --out runs/a
+    agentkit learn --env sql --unseen-db clinic --budget 45m --out runs/b      # also measure on the clinic DB
+    agentkit learn --out runs/b --resume ...                                    # continue a stopped run
+
+The out folder holds the learned artefacts (skills/, notes/, adapter/), every trajectory as JSONL
+(trajectories/), report.html, learning_curve.png and summary.json. Use them right away:
+`agentkit chat --skills OUT/skills --notes OUT/notes --model local:NAME+OUT/adapter`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def unseen_environment(value: str | None, tasks: Path | None) -> Any:
+    """`--unseen-db`: "clinic" (the shipped second database and its questions) or a database file with
+    `--unseen-tasks`."""
+    if value is None:
+        return None
+    from agentkit.environments.sql import SQLEnvironment
+
+    if value == "clinic":
+        return SQLEnvironment.clinic()
+    if tasks is None:
+        raise typer.BadParameter("--unseen-db FILE needs --unseen-tasks FILE (its questions with gold SQL), "
+                                 "or use --unseen-db clinic (shipped)")
+    return SQLEnvironment(db=value, tasks=tasks, name=f"sql-{Path(value).stem}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `agentkit learn`."""
+
+    @app.command("learn")
+    def learn_command(
+        env: str = typer.Option("sql", "--env", help="Environment: sql, tooluse or textgame."),
+        tasks: Path | None = typer.Option(None, "--tasks", help="Task file (default: the shipped set)."),
+        db: Path | None = typer.Option(None, "--db", help="Database for --env sql with your own --tasks."),
+        model: str = typer.Option("local:default", "--model", help="Model string; rl needs a local: model."),
+        budget: str = typer.Option("45m", "--budget", help="Learning budget: 45m, 90s, 1.5h, 200ep or 45m,200ep."),
+        method: str = typer.Option("skills,notes,rl", "--method", help="Comma-separated: skills, notes, rl "
+                                   "(run in this order)."),
+        out: Path = typer.Option(..., "--out", help="Run folder: artefacts, trajectories, report, state."),
+        seed: int = typer.Option(0, "--seed", help="Seeds the split, the train order and RL."),
+        heldout: Path | None = typer.Option(None, "--heldout", help="A task file of held-out tasks (same --env "
+                                            "and --db); default: a seeded share of --tasks."),
+        heldout_fraction: float = typer.Option(0.3, "--heldout-fraction", help="Share of tasks held out."),
+        unseen_db: str | None = typer.Option(None, "--unseen-db", help="A database never learned on (sql): "
+                                             "'clinic' (shipped) or a file with --unseen-tasks."),
+        unseen_tasks: Path | None = typer.Option(None, "--unseen-tasks", help="Questions of --unseen-db."),
+        max_steps: int = typer.Option(8, "--max-steps", min=1, help="Agent steps per episode."),
+        max_tokens: int = typer.Option(512, "--max-tokens", min=16, help="Most tokens per model reply."),
+        temperature: float = typer.Option(0.7, "--temperature", help="Sampling while learning (evals: greedy)."),
+        notes_threshold: float = typer.Option(0.35, "--notes-threshold", help="Note retrieval cosine."),
+        resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
+    ) -> None:
+        """Learn skills, notes and/or a LoRA adapter from the agent's own runs; report held-out success."""
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from agentkit.cli.eval_cmd import load_environment
+        from agentkit.models import resolve_model
+        from agentkit.training.learning import TABLE_HEADER, Budget, LearnEvent, learn
+
+        console = Console()
+        methods = [m.strip() for m in method.split(",") if m.strip()]
+        try:
+            the_budget = Budget.parse(budget)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        if unseen_db is not None and env != "sql":
+            raise typer.BadParameter("--unseen-db needs --env sql")
+        try:
+            environment = load_environment(env, tasks, db=db)
+            held_env = load_environment(env, heldout, db=db) if heldout is not None else None
+            unseen = unseen_environment(unseen_db, unseen_tasks)
+        except (ValueError, OSError) as exc:
+            raise typer.BadParameter(f"cannot load the tasks: {exc}") from exc
+        with console.status(f"Loading model {model} …"):
+            the_model = resolve_model(model)
+
+        columns = (TextColumn("[bold]{task.fields[phase]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}"))
+        with Progress(*columns, console=console) as progress:
+            bars: dict[str, Any] = {}
+
+            def show(event: LearnEvent) -> None:
+                bar = bars.get(event.phase)
+                if bar is None:
+                    bar = bars[event.phase] = progress.add_task("", total=event.total, phase=event.phase)
+                left = []
+                if event.minutes_left is not None:
+                    left.append(f"{event.minutes_left:.1f} min left")
+                if event.episodes_left is not None:
+                    left.append(f"{event.episodes_left} episodes left")
+                text = event.message + (f" · {', '.join(left)}" if left else "")
+                progress.update(bar, completed=event.done, total=event.total, description=text[:90])
+
+            try:
+                report = learn(environment, the_model, budget=the_budget, methods=methods, out=out, seed=seed,
+                               heldout=held_env, heldout_fraction=heldout_fraction, unseen=unseen, resume=resume,
+                               max_steps=max_steps, train_temperature=temperature, max_tokens=max_tokens,
+                               notes_threshold=notes_threshold, on_event=show)
+            except (ValueError, FileExistsError, FileNotFoundError) as exc:
+                console.print(f"[red]error:[/red] {exc}")
+                raise typer.Exit(1) from exc
+        console.print(TABLE_HEADER)
+        console.print(report.table_row())
+        for c in report.costs:
+            console.print(f"  {c.phase}: {c.minutes:.2f} min, {c.tokens} tokens, {c.episodes} episodes")
+        console.print(f"report: {out / 'report.html'} · summary: {out / 'summary.json'}")
+        hints = [f"--skills {report.artefacts['skills']}" if "skills" in report.artefacts else "",
+                 f"--notes {report.artefacts['notes']}" if "notes" in report.artefacts else "",
+                 f"--model {model}+{report.artefacts['adapter']}" if "adapter" in report.artefacts else ""]
+        console.print("use them: agentkit chat " + " ".join(h for h in hints if h))

@@ -1,0 +1,71 @@
+"""The learning loop's table: held-out success before and after each method, on the unseen database, and the cost.
+
+    python tests/benchmarks/bench_learn.py --model local:default --budget 45m --out bench-out/learn
+    python tests/benchmarks/bench_learn.py --model local:smollm2-135m --budget 3m --methods skills --limit 20
+
+One `agentkit.training.learning.learn` run per row, on the shipped Chinook tasks (a seeded 30% held out)
+with the shipped clinic database as the unseen one; rows: skills only, notes only, rl only (Dual-Track
+GRPO on SQL), all three. Each row starts from the untouched model (rl changes a local model in place, so
+the model is loaded afresh per row). Prints the Markdown table and writes OUT/table.md and each run's folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROWS = {"skills": ("skills",), "notes": ("notes",), "rl": ("rl",), "all": ("skills", "notes", "rl")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="e.g. local:default, local:smollm2-135m, openai:gpt-4o-mini")
+    parser.add_argument("--budget", default="45m", help="learning budget per row (e.g. 15m, 45m, 200ep)")
+    parser.add_argument("--rows", default="skills,notes,rl,all", help=f"which rows: {', '.join(ROWS)}")
+    parser.add_argument("--seeds", default="0", help="comma-separated seeds (≥ 3 for the combined row if time allows)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N Chinook tasks (before the split)")
+    parser.add_argument("--difficulty", default=None, help="only Chinook tasks of this difficulty (e.g. easy)")
+    parser.add_argument("--unseen-limit", type=int, default=None, help="only the first N clinic tasks")
+    parser.add_argument("--max-steps", type=int, default=6)
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--notes-threshold", type=float, default=0.35)
+    parser.add_argument("--out", type=Path, default=Path("bench-out/learn"))
+    args = parser.parse_args(argv)
+
+    from agentkit.environments.sql import CHINOOK_TASKS, CLINIC_DB, CLINIC_TASKS, SQLEnvironment
+    from agentkit.models import resolve_model
+    from agentkit.training.learning import TABLE_HEADER, learn
+
+    def records(path: Path, limit: int | None, difficulty: str | None = None) -> list[dict]:
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        rows = [r for r in rows if difficulty is None or r.get("difficulty") == difficulty]
+        return rows[:limit] if limit else rows
+
+    from agentkit.environments.sql import CHINOOK_DB
+
+    env = SQLEnvironment(db=CHINOOK_DB, tasks=records(CHINOOK_TASKS, args.limit, args.difficulty), name="sql-chinook")
+    unseen = SQLEnvironment(db=CLINIC_DB, tasks=records(CLINIC_TASKS, args.unseen_limit), name="sql-clinic")
+    lines = [f"model {args.model}, budget {args.budget} per row, {len(env.tasks())} Chinook tasks "
+             f"(30% held out), {len(unseen.tasks())} clinic tasks unseen; {time.strftime('%Y-%m-%d %H:%M UTC')}",
+             "", TABLE_HEADER]
+    print("\n".join(lines), flush=True)
+    for row in args.rows.split(","):
+        for seed in (int(s) for s in args.seeds.split(",")):
+            out = args.out / f"{row}-seed{seed}"
+            model = resolve_model(args.model)  # fresh per row: rl trains it in place
+            report = learn(env, model, budget=args.budget, methods=ROWS[row], out=out, seed=seed, unseen=unseen,
+                           resume=(out / "state.json").exists(), max_steps=args.max_steps,
+                           max_tokens=args.max_tokens, notes_threshold=args.notes_threshold)
+            line = report.table_row().replace(f"| {'+'.join(ROWS[row])} |", f"| {row} (seed {seed}) |", 1)
+            lines.append(line)
+            print(line, flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "table.md").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""`agentkit learn` from the command line: the out folder a user gets, --resume, and clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentkit.cli.main import app
+from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS
+
+runner = CliRunner()
+
+
+def test_learn_command_writes_the_run_folder_and_resumes(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:4]) + "\n")
+    script = tmp_path / "script.json"  # a model that always confirms a wrong query
+    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 12))
+    out = tmp_path / "run"
+    args = ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model", f"script:{script}",
+            "--method", "skills", "--budget", "2ep", "--out", str(out), "--seed", "4", "--max-steps", "2"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "| skills | 0.0%" in result.output and "learn-skills" in result.output
+    for name in ("summary.json", "report.html", "learning_curve.png", "state.json", "skills/library.json",
+                 "trajectories/heldout-before.jsonl", "trajectories/train-skills.jsonl"):
+        assert (out / name).exists(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seed"] == 4 and len(summary["heldout_tasks"]) == 1 and len(summary["train_tasks"]) == 3
+    assert summary["learning_cost"]["episodes"] == 2
+    again = runner.invoke(app, args)  # the folder already holds a run
+    assert again.exit_code == 1 and "--resume" in again.output
+    resumed = runner.invoke(app, [*args, "--resume"])  # a finished run: nothing left to do but the report
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads((out / "summary.json").read_text())["learning_cost"] == summary["learning_cost"]
+
+
+def test_learn_command_refuses_bad_options(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["learn", "--budget", "soon", "--out", str(tmp_path / "x")])
+    assert result.exit_code != 0 and "cannot read budget" in result.output
+    result = runner.invoke(app, ["learn", "--env", "tooluse", "--unseen-db", "clinic", "--out", str(tmp_path / "y")])
+    assert result.exit_code != 0 and "--unseen-db needs --env sql" in result.output

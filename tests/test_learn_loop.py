@@ -1,0 +1,258 @@
+"""The learning loop (agentkit.training.learning) end to end on the real SQL environment and real skill
+library / notebook, with a scripted model whose choices improve only when a learned skill or note is in
+its context: that checks the machinery (artefacts reach held-out evaluation, the split is honest), not a model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS, SQLEnvironment
+from agentkit.memory.prompts import ANALYST_SYSTEM
+from agentkit.messages import Message, ToolCall
+from agentkit.skills.prompts import DISTILL_SYSTEM
+from agentkit.testing import FunctionModel
+from agentkit.training.learning import Budget, LearnEvent, check_no_leak, learn, split_tasks, wilson_interval
+from agentkit.training.learning.report import LearningReport, Score
+
+SKILL_MARK = "ALWAYS-CHECK-THE-GOLD-PATTERN"
+NOTE_MARK = "REMEMBER-THE-CLINIC-NOTE"
+
+
+def clinic(n: int = 10) -> SQLEnvironment:
+    records = [json.loads(line) for line in CLINIC_TASKS.read_text().splitlines()[:n]]
+    return SQLEnvironment(db=CLINIC_DB, tasks=records, name="sql-clinic-mini")
+
+
+class LearningScript(FunctionModel):
+    """Solves a task (confirms the gold SQL) when a learned skill or note is in its context; otherwise,
+    while sampling (temperature > 0), every second attempt at a task; greedy without help: a wrong query.
+    Writes a valid skill when asked to distil and valid analyst JSON when asked to write notes."""
+
+    def __init__(self, envs: Sequence[SQLEnvironment]) -> None:
+        super().__init__(self.reply, name="learning-script")
+        self.gold = {t.prompt: t.data["gold_sql"] for env in envs for t in env.tasks()}
+        self.attempts: dict[str, int] = {}
+        self.temperature: float | None = None
+        self.acted_on: list[tuple[str, bool]] = []  # (prompt, helped) of every acting turn
+
+    def generate(self, messages: Sequence[Message], tools: Any = (), settings: Any = None) -> Any:
+        self.temperature = settings.temperature if settings is not None else None
+        return super().generate(messages, tools, settings)
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+        system = messages[0].content if messages and messages[0].role == "system" else ""
+        user = next((m.content for m in messages if m.role == "user"), "")
+        if system.startswith(DISTILL_SYSTEM):
+            return json.dumps({"name": "clinic-sql", "description": "Answer questions about a database with SQL",
+                               "when_to_use": "questions about records in a database",
+                               "subgoals": ["find the table", "count or list the rows"],
+                               "strategy": f"{SKILL_MARK}: write the query the question asks for", "success": True})
+        if system == ANALYST_SYSTEM:
+            if '"subject"' in user or "subject of this failure" in user:
+                return json.dumps({"subject": "Questions that count or list records in a database, answered by "
+                                              "writing one SELECT query over the right table"})
+            return json.dumps({"corrected_examples": ["SELECT COUNT(*) FROM T"],
+                               "correct_approach": f"{NOTE_MARK}: query the table the question names",
+                               "mistake_summary": "the agent returned a constant", "generalisable_strategy":
+                               "read the question, pick the table, write the SELECT",
+                               "anti_patterns": ["SELECT 0"]})
+        prompt = next((p for p in sorted(self.gold, key=len, reverse=True) if p in user), None)
+        if prompt is None:
+            raise LookupError(f"unexpected request: {user[:80]!r}")
+        context = "\n".join(m.content for m in messages)
+        helped = SKILL_MARK in context or NOTE_MARK in context
+        self.acted_on.append((prompt, helped))
+        n = self.attempts[prompt] = self.attempts.get(prompt, 0) + 1
+        explores = bool(self.temperature) and n % 2 == 0
+        sql = self.gold[prompt] if helped or explores else "SELECT 0"
+        return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": sql})])
+
+
+OPTIONS = {"skill_options": {"min_score": -1.0}, "notes_threshold": -1.0, "notes_batch": 3, "max_steps": 3}
+
+
+def test_budget_parsing() -> None:
+    assert Budget.parse("45m") == Budget(minutes=45.0)
+    assert Budget.parse("1.5h,200ep") == Budget(minutes=90.0, episodes=200)
+    assert Budget.parse("90s").minutes == pytest.approx(1.5)
+    assert Budget.parse(3) == Budget(minutes=3.0)
+    with pytest.raises(ValueError, match="cannot read budget"):
+        Budget.parse("soon")
+
+
+def test_wilson_interval_matches_hand_computed_values() -> None:
+    low, high = wilson_interval(5, 10)
+    assert (round(low, 4), round(high, 4)) == (0.2366, 0.7634)
+    low, high = wilson_interval(0, 12)
+    assert low == 0.0 and round(high, 4) == 0.2425
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_split_is_seeded_disjoint_and_complete() -> None:
+    tasks = clinic(26).tasks()
+    train, held = split_tasks(tasks, 0.3, seed=1)
+    assert {t.id for t in train}.isdisjoint({t.id for t in held})
+    assert len(train) + len(held) == 26 and len(held) == 8
+    assert [t.id for t in split_tasks(tasks, 0.3, seed=1)[1]] == [t.id for t in held]
+    assert [t.id for t in split_tasks(tasks, 0.3, seed=2)[1]] != [t.id for t in held]
+
+
+def test_learned_skills_and_notes_reach_heldout_and_the_split_is_honest(tmp_path: Path) -> None:
+    env, unseen = clinic(10), SQLEnvironment.clinic()
+    model = LearningScript([env, unseen])
+    events: list[LearnEvent] = []
+    report = learn(env, model, budget="12ep", methods=("skills", "notes"), out=tmp_path / "run", seed=3,
+                   unseen=unseen, on_event=events.append, **OPTIONS)
+    assert isinstance(report, LearningReport)
+    held = set(report.heldout_tasks)
+    assert len(held) == 3 and held.isdisjoint(report.train_tasks)
+    # Greedy and without artefacts the script never solves; with them it always does.
+    assert report.before.success_rate == 0.0 and report.unseen_before.success_rate == 0.0
+    assert [s.label for s in report.evaluations] == ["after-skills", "after-notes"]
+    assert report.evaluations[0].success_rate == 1.0 and report.after.success_rate == 1.0
+    assert report.delta == 1.0 and report.unseen_after.success_rate == 1.0
+    assert report.after.ci_low < 1.0 <= report.after.ci_high
+    # Held-out prompts were only ever seen in evaluations: never while learning.
+    held_prompts = {t.prompt for t in env.tasks() if t.id in held}
+    learning_runs = [t for p in (tmp_path / "run" / "trajectories").glob("train-*.jsonl")
+                     for t in _read(p)]
+    assert learning_runs and all(t.task_id not in held for t in learning_runs)
+    assert all(t.task not in held_prompts for t in learning_runs)
+    assert {t.metadata["learn_method"] for t in learning_runs} == {"skills", "notes"}
+    heldout_runs = _read(tmp_path / "run" / "trajectories" / "heldout-after-skills.jsonl")
+    assert {t.task_id for t in heldout_runs} == held  # the control: evaluation does see them
+    assert all(t.extras["skills"]["used"] for t in heldout_runs)
+    # Learned artefacts on disk, unchanged by evaluation (it ran on frozen copies).
+    out_dir = tmp_path / "run"
+    skills_dir = tmp_path / "run" / "skills" / "skills"
+    assert [p.name for p in skills_dir.iterdir()] == ["clinic-sql"]
+    meta = json.loads((skills_dir / "clinic-sql" / "skill.json").read_text())
+    notes = json.loads((tmp_path / "run" / "notes" / "notes.json").read_text())["notes"]
+    assert notes and all(set(n["source_tasks"]) <= set(report.train_tasks) for n in notes)
+    # Budget and costs: 12 episodes split 6 / 6 between the two methods.
+    costs = {c.phase: c for c in report.costs}
+    assert costs["learn-skills"].episodes == 6 and costs["learn-notes"].episodes >= 6
+    assert costs["learn-skills"].tokens > 0 and costs["eval-before"].episodes == 3
+    assert report.details["skills"]["admitted"] >= 1 and report.details["notes"]["accepted"] >= 1
+    skill_runs = _read(out_dir / "trajectories" / "train-skills.jsonl")
+    assert meta["use_count"] == sum(bool(t.extras["skills"]["used"]) for t in skill_runs) > 0  # none from evals
+    # Files a user reads.
+    out = tmp_path / "run"
+    for name in ("summary.json", "report.html", "learning_curve.png", "state.json"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["delta"] == 1.0 and len(summary["curve"]) == 3
+    assert "after-notes" in (out / "report.html").read_text()
+    assert any(e.phase == "learn-skills" for e in events) and any(e.phase == "eval before" for e in events)
+    assert report.table_row().startswith("| skills+notes | 0.0%")
+
+
+def test_a_leak_is_caught(tmp_path: Path) -> None:
+    env = clinic(6)
+    report = learn(env, LearningScript([env]), budget="2ep", methods=("skills",), out=tmp_path / "run", seed=0,
+                   **OPTIONS)
+    heldout_run = _read(tmp_path / "run" / "trajectories" / "heldout-before.jsonl")[0]
+    with open(tmp_path / "run" / "trajectories" / "train-skills.jsonl", "a") as f:
+        f.write(heldout_run.model_dump_json() + "\n")
+    with pytest.raises(AssertionError, match="held-out tasks reached learning"):
+        check_no_leak(report, tmp_path / "run")
+
+
+def test_resume_continues_a_stopped_run(tmp_path: Path) -> None:
+    env = clinic(8)
+    out = tmp_path / "run"
+    seen = []
+
+    def stop_after_three(event: LearnEvent) -> None:
+        seen.append(event)
+        if event.phase == "learn-skills" and event.done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        learn(env, LearningScript([env]), budget="8ep", methods=("skills", "notes"), out=out, seed=1,
+              on_event=stop_after_three, **OPTIONS)
+    state = json.loads((out / "state.json").read_text())
+    assert state["progress"]["skills"]["episodes"] == 3 and "before" in state["scores"]
+    with pytest.raises(FileExistsError, match="resume"):
+        learn(env, LearningScript([env]), budget="8ep", methods=("skills", "notes"), out=out, seed=1, **OPTIONS)
+    with pytest.raises(ValueError, match="seed"):
+        learn(env, LearningScript([env]), budget="8ep", methods=("skills", "notes"), out=out, seed=2, resume=True,
+              **OPTIONS)
+    model = LearningScript([env])
+    report = learn(env, model, budget="8ep", methods=("skills", "notes"), out=out, seed=1, resume=True, **OPTIONS)
+    costs = {c.phase: c for c in report.costs}
+    assert costs["learn-skills"].episodes == 4  # 3 before the stop + 1 after, not 4 more
+    assert len(_read(out / "trajectories" / "train-skills.jsonl")) == 4
+    assert len(_read(out / "trajectories" / "heldout-before.jsonl")) == len(report.heldout_tasks)
+    before_prompts = {t.prompt for t in env.tasks() if t.id in report.heldout_tasks}
+    heldout_turns = [p for p, _ in model.acted_on if p in before_prompts]
+    assert len(heldout_turns) == 2 * len(before_prompts)  # after-skills and after-notes; "before" was not re-run
+    assert report.after.success_rate == 1.0
+
+
+def test_bad_input_is_refused_clearly(tmp_path: Path) -> None:
+    env = clinic(4)
+    with pytest.raises(ValueError, match="unknown or no learning methods"):
+        learn(env, LearningScript([env]), methods=("magic",), out=tmp_path / "a")
+    with pytest.raises(ValueError, match="not in the environment"):
+        learn(env, LearningScript([env]), heldout=["nope"], out=tmp_path / "b")
+    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        learn(env, LearningScript([env]), out=tmp_path / "c", resume=True)
+    with pytest.raises(ValueError, match="local model"):
+        learn(env, LearningScript([env]), methods=("rl",), budget="1ep", out=tmp_path / "d")
+
+
+def test_score_of_counts_errors_as_failures() -> None:
+    from agentkit.evaluation import EvalRun, TaskResult
+
+    run = EvalRun(config="x", environment="e", results=[TaskResult(task_id="a", config="x", success=True),
+                                                         TaskResult(task_id="b", config="x", error="boom")])
+    score = Score.of("x", run, minutes=0.5, tokens=10)
+    assert (score.successes, score.tasks, score.errors, score.per_task) == (1, 2, 1, {"a": True, "b": False})
+
+
+def _read(path: Path) -> list[Any]:
+    from agentkit.trajectory import read_jsonl
+
+    return read_jsonl([path])
+
+
+@pytest.mark.slow
+def test_rl_method_produces_a_loadable_adapter(tmp_path: Path) -> None:
+    """The rl method on a tiny random torch model: one online Dual-Track step, the adapter exported to
+    OUT/adapter, and `local:BASE+ADAPTER` loads it with the trained LoRA weights."""
+    import torch
+
+    from agentkit.models import resolve_model
+    from agentkit.models.tiny import tiny_llama
+    from agentkit.training.config import TrainConfig
+
+    module, tokenizer = tiny_llama(seed=0)
+    base = tmp_path / "base"
+    module.save_pretrained(base)
+    tokenizer.save_pretrained(base)
+    model = resolve_model(f"local:{base}")
+    env = clinic(4)
+    cfg = TrainConfig(algo="dual-track", group_size=2, tasks_per_step=1, groups_per_step=1, kl_coef=0.0,
+                      max_new_tokens=8, max_turns=1, save_every=1, keep_checkpoints=1, progress=False,
+                      drop_zero_variance_groups=False)
+    report = learn(env, model, budget="2ep", methods=("rl",), out=tmp_path / "run", seed=0, max_steps=1,
+                   max_tokens=8, rl_config=cfg)
+    adapter = Path(report.artefacts["adapter"])
+    assert (adapter / "adapter_config.json").is_file()
+    assert report.details["rl"]["steps"] == 1 and report.details["rl"]["algo"] == "dual-track"
+    assert {c.phase: c for c in report.costs}["learn-rl"].episodes == 2
+    rollouts = _read(tmp_path / "run" / "rl" / "rollouts.jsonl")
+    assert rollouts and {t.task_id for t in rollouts} <= set(report.train_tasks)
+    trained = {n: p.detach().clone() for n, p in model.model.named_parameters() if "lora_" in n}
+    assert trained
+    loaded = resolve_model(f"local:{base}+{adapter}")
+    again = {n: p for n, p in loaded.model.named_parameters() if "lora_" in n}
+    assert again.keys() == trained.keys()
+    assert all(torch.equal(again[n], trained[n]) for n in trained)
+    assert loaded.name == f"local:{base}+{adapter}"

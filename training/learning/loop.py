@@ -1,0 +1,413 @@
+"""`learn`: measure the agent on held-out tasks, learn from its own runs on the train split, measure again.
+
+    from agentkit.environments.sql import SQLEnvironment
+    from agentkit.training.learning import learn
+
+    report = learn(SQLEnvironment.chinook(), "local:default", budget="45m", methods=("skills", "notes", "rl"),
+                   out="learn-runs/chinook", seed=0, unseen=SQLEnvironment.clinic())
+    print(report.before.success_rate, report.after.success_rate, report.delta)
+
+Phases, in order: split → before (held-out, and the unseen set) → one learning phase per method, each
+followed by a held-out evaluation with everything learned so far → after on the unseen set. Every
+evaluation decodes greedily and runs on frozen copies of the learned skills and notes, so it can teach
+the artefacts nothing; held-out tasks never reach a learner (their ids are checked against every
+learning trajectory before the report is written). The budget (minutes and/or episodes) covers the
+learning phases; each method gets an equal share of what is left when it starts, so time a method does
+not use passes on. The run's position is saved atomically in OUT/state.json after every step:
+`resume=True` continues a stopped run.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentkit.environments.base import Environment, Task
+from agentkit.evaluation import EvalConfig, evaluate
+from agentkit.memory.notebook import atomic_write
+from agentkit.models import resolve_model
+from agentkit.models.protocol import GenerationSettings, Model
+from agentkit.training.learning.methods import (
+    METHODS,
+    LearnContext,
+    MeteredModel,
+    frozen_copy,
+    make_learner,
+    open_notes,
+    open_skills,
+    reapply_adapter,
+    save_trajectories,
+)
+from agentkit.training.learning.report import (
+    CurvePoint,
+    LearningReport,
+    PhaseCost,
+    Score,
+    write_report_files,
+)
+from agentkit.trajectory import read_jsonl
+
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much learning to do: wall-clock minutes and/or episodes (None: no limit on that axis)."""
+
+    minutes: float | None = None
+    episodes: int | None = None
+
+    @classmethod
+    def parse(cls, value: str | float | int | Budget | None) -> Budget:
+        """"45m", "90s", "1.5h", "200ep", "45m,200ep", or a number of minutes."""
+        if isinstance(value, Budget):
+            return value
+        if value is None:
+            raise ValueError("learning needs a budget: minutes (e.g. '45m') and/or episodes (e.g. '200ep')")
+        if isinstance(value, int | float):
+            return cls(minutes=float(value))
+        minutes, episodes = None, None
+        for part in re.split(r"[,\s]+", value.strip().lower()):
+            match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(h|m|min|s|ep|episodes?)", part)
+            if not match:
+                raise ValueError(f"cannot read budget {value!r}: use e.g. 45m, 90s, 1.5h, 200ep or 45m,200ep")
+            number, unit = float(match.group(1)), match.group(2)
+            if unit.startswith("ep"):
+                episodes = int(number)
+            else:
+                minutes = number * {"h": 60.0, "s": 1 / 60}.get(unit, 1.0)
+        return cls(minutes=minutes, episodes=episodes)
+
+
+@dataclass
+class LearnEvent:
+    """Progress for a display: the phase, what just happened, how far along, and learning budget left."""
+
+    phase: str
+    message: str
+    done: int = 0
+    total: int | None = None
+    minutes_left: float | None = None
+    episodes_left: int | None = None
+
+
+def split_tasks(tasks: Sequence[Task], fraction: float, seed: int) -> tuple[list[Task], list[Task]]:
+    """A seeded train/held-out split: the same seed and task ids always give the same split."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"heldout fraction must be between 0 and 1, not {fraction}")
+    if len(tasks) < 2:
+        raise ValueError(f"need at least 2 tasks to split into train and held-out, got {len(tasks)}")
+    ordered = sorted(tasks, key=lambda t: t.id)
+    random.Random(seed).shuffle(ordered)
+    n_held = min(len(ordered) - 1, max(1, round(fraction * len(ordered))))
+    held = {t.id for t in ordered[:n_held]}
+    return [t for t in tasks if t.id not in held], [t for t in tasks if t.id in held]
+
+
+def learn(
+    env: Environment,
+    model: Model | str,
+    *,
+    budget: str | float | Budget = "45m",
+    methods: Sequence[str] = METHODS,
+    out: str | Path = "learn-runs/run",
+    seed: int = 0,
+    heldout: Environment | Sequence[str] | None = None,
+    heldout_fraction: float = 0.3,
+    unseen: Environment | None = None,
+    resume: bool = False,
+    max_steps: int = 8,
+    train_temperature: float = 0.7,
+    max_tokens: int | None = 512,
+    instructions: str | None = None,
+    skill_options: dict[str, Any] | None = None,
+    notes_threshold: float = 0.35,
+    notes_batch: int = 4,
+    rl_config: Any = None,
+    on_event: Callable[[LearnEvent], None] | None = None,
+) -> LearningReport:
+    """Learn on the train split with `methods` and report held-out success before and after.
+
+    Args:
+        env: the environment whose tasks are split (or that is all train when `heldout` is an environment).
+        model: a model string or `Model`; the rl method needs a local (in-process, trainable) model,
+            whose weights it changes in place (a LoRA adapter).
+        budget: learning budget, e.g. "45m", "200ep", "45m,200ep" (evaluations are not counted).
+        methods: any of "skills", "notes", "rl", run in the order given.
+        out: the run folder (artefacts, trajectories, report.html, learning_curve.png, summary.json, state.json).
+        seed: seeds the split and the order of train tasks (and the RL run).
+        heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
+            seeded `heldout_fraction` of env's tasks.
+        unseen: an environment never used for learning (e.g. another database), measured before and after.
+        resume: continue the run saved in `out` (its settings must match).
+        max_steps: agent steps per episode; train_temperature: sampling while learning (0 in evaluations).
+        skill_options: `SkillSettings` overrides; notes_threshold: the notebook's retrieval cosine.
+        notes_batch: tasks per Mistake Notebook Learning batch; rl_config: a `TrainConfig` for the rl method.
+        on_event: called with a `LearnEvent` as the run progresses.
+    """
+    methods = list(dict.fromkeys(methods))
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise ValueError(f"unknown or no learning methods {unknown or methods}; choose from {', '.join(METHODS)}")
+    spent_budget = Budget.parse(budget)
+    out = Path(out)
+    emit = on_event or (lambda event: None)
+    train, held, held_env = _split(env, heldout, heldout_fraction, seed)
+    meter = MeteredModel(resolve_model(model))
+    config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,
+              "train": [t.id for t in train], "heldout": [t.id for t in held],
+              "unseen": getattr(unseen, "name", None), "budget": [spent_budget.minutes, spent_budget.episodes]}
+    state = _open_state(out, config, resume)
+    ctx = LearnContext(env=env, train=train, model=meter, out=out, seed=seed, max_steps=max_steps,
+                       train_settings=GenerationSettings(temperature=train_temperature, max_tokens=max_tokens),
+                       instructions=instructions, skill_options=dict(skill_options or {}),
+                       notes_threshold=notes_threshold, notes_batch=notes_batch, rl_config=rl_config)
+    run = _Run(ctx, state, out, emit, max_tokens)
+    if "rl" in state["done"] and (out / "adapter").is_dir():
+        reapply_adapter(meter.inner, out / "adapter")  # resumed after the rl phase: its adapter is needed
+
+    run.evaluate("before", held_env, held, artefacts=())
+    if unseen is not None:
+        run.evaluate("unseen-before", unseen, list(unseen.tasks()), artefacts=())
+    for i, method in enumerate(methods):
+        if method not in state["done"]:
+            run.learn_phase(method, spent_budget, remaining_methods=len(methods) - i, resume=resume)
+        learned = methods[: i + 1]
+        run.evaluate(f"after-{method}", held_env, held, artefacts=learned, curve=True)
+    if unseen is not None:
+        run.evaluate("unseen-after", unseen, list(unseen.tasks()), artefacts=methods)
+    report = run.report(config, spent_budget, train, held, methods, unseen is not None)
+    check_no_leak(report, out)
+    write_report_files(report, out)
+    return report
+
+
+def _split(env: Environment, heldout: Environment | Sequence[str] | None, fraction: float,
+           seed: int) -> tuple[list[Task], list[Task], Environment]:
+    tasks = list(env.tasks())
+    if heldout is None:
+        train, held = split_tasks(tasks, fraction, seed)
+        return train, held, env
+    if isinstance(heldout, str):
+        raise TypeError("heldout takes task ids (a list) or an environment, not a string")
+    if hasattr(heldout, "tasks") and hasattr(heldout, "reset"):
+        held = list(heldout.tasks())
+        ids = {t.id for t in held}
+        prompts = {t.prompt for t in held}
+        train = [t for t in tasks if t.id not in ids and t.prompt not in prompts]
+        if len(train) < len(tasks):
+            dropped = len(tasks) - len(train)
+            if not train:
+                raise ValueError("every train task is also a held-out task; give a held-out set that differs")
+            import logging
+
+            logging.getLogger(__name__).warning("%d train task(s) also appear in the held-out set and are "
+                                                "left out of learning", dropped)
+        return train, held, heldout  # type: ignore[return-value]
+    wanted = set(heldout)
+    missing = wanted - {t.id for t in tasks}
+    if missing:
+        raise ValueError(f"held-out task ids not in the environment: {', '.join(sorted(missing)[:5])}")
+    train = [t for t in tasks if t.id not in wanted]
+    if not train:
+        raise ValueError("no train tasks left after holding out")
+    return train, [t for t in tasks if t.id in wanted], env
+
+
+def _open_state(out: Path, config: dict[str, Any], resume: bool) -> dict[str, Any]:
+    path = out / "state.json"
+    if resume:
+        if not path.exists():
+            raise FileNotFoundError(f"nothing to resume: {path} does not exist (start without --resume)")
+        state = json.loads(path.read_text())
+        if state.get("config") != config:
+            diff = [k for k in config if state.get("config", {}).get(k) != config[k]]
+            raise ValueError(f"cannot resume {out}: the run was started with different {', '.join(diff)}; "
+                             "resume with the same settings or start a new --out folder")
+        return state
+    if path.exists():
+        raise FileExistsError(f"{out} already holds a learning run; pass resume=True (--resume) or a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+    state = {"version": STATE_VERSION, "config": config, "done": [], "scores": {}, "costs": {}, "progress": {},
+             "files": {}, "learning": {"minutes": 0.0, "tokens": 0, "episodes": 0}, "curve": []}
+    _save_state(out, state)
+    return state
+
+
+def _save_state(out: Path, state: dict[str, Any]) -> None:
+    atomic_write(out / "state.json", json.dumps(state, indent=1).encode())
+
+
+class _Run:
+    """The phases of one learning run over a shared, persisted state."""
+
+    def __init__(self, ctx: LearnContext, state: dict[str, Any], out: Path, emit: Callable[[LearnEvent], None],
+                 max_tokens: int | None) -> None:
+        self.ctx, self.state, self.out, self.emit = ctx, state, out, emit
+        self.eval_settings = GenerationSettings(temperature=0.0, max_tokens=max_tokens)
+        self.details: dict[str, dict[str, Any]] = {}
+        # Train trajectory files back to their last saved length (a step killed after writing is redone).
+        for name, size in state["files"].items():
+            path = out / name
+            if path.exists() and path.stat().st_size > size:
+                with open(path, "r+b") as f:
+                    f.truncate(size)
+
+    def save(self) -> None:
+        _save_state(self.out, self.state)
+
+    # -- evaluation ----------------------------------------------------------------------------------
+    def evaluate(self, label: str, env: Environment, tasks: list[Task], *, artefacts: Sequence[str],
+                 curve: bool = False) -> Score:
+        if label in self.state["scores"]:
+            return Score.model_validate(self.state["scores"][label])
+        log = self.ctx.trajectory_file(f"{'heldout-' if not label.startswith('unseen') else ''}{label}")
+        log.unlink(missing_ok=True)  # an evaluation stopped half-way is run again from the start
+        scratch = self.out / ".eval"
+        skills = notes = None
+        if "skills" in artefacts:
+            skills = open_skills(frozen_copy(self.out / "skills", scratch / label / "skills"),
+                                 self.ctx.skill_options, learning=False)
+        if "notes" in artefacts:
+            notes = open_notes(frozen_copy(self.out / "notes", scratch / label / "notes"), self.ctx.notes_threshold)
+
+        def build(tools: list[Any]) -> Any:
+            return self.ctx.agent(tools, settings=self.eval_settings, skills=skills, notes=notes)
+
+        done = [0]
+
+        def advance(result: Any) -> None:
+            done[0] += 1
+            mark = "✓" if result.success else "✗"
+            self.emit(LearnEvent(f"eval {label}", f"{mark} {result.task_id}", done[0], len(tasks)))
+
+        self.emit(LearnEvent(f"eval {label}", "starting", 0, len(tasks)))
+        tokens0, t0 = self.ctx.model.tokens, time.perf_counter()
+        result = evaluate(env, EvalConfig(label, build), tasks=tasks, log=log, on_result=advance)
+        if notes is not None:
+            notes.close()
+        score = Score.of(label, result, minutes=(time.perf_counter() - t0) / 60, tokens=self.ctx.model.tokens - tokens0)
+        self.state["scores"][label] = score.model_dump(mode="json")
+        self.state["costs"][f"eval-{label}"] = PhaseCost(phase=f"eval-{label}", minutes=score.minutes,
+                                                         tokens=score.tokens, episodes=len(tasks)).model_dump()
+        if curve:
+            learning = self.state["learning"]
+            self.state["curve"].append(CurvePoint(label=label, minutes=round(learning["minutes"], 3),
+                                                  tokens=learning["tokens"], success_rate=score.success_rate,
+                                                  ci_low=score.ci_low, ci_high=score.ci_high).model_dump())
+        self.save()
+        return score
+
+    # -- learning ------------------------------------------------------------------------------------
+    def learn_phase(self, method: str, budget: Budget, *, remaining_methods: int, resume: bool) -> None:
+        """Run `method` until its share of the budget is spent (a share is fixed when the phase starts)."""
+        learning = self.state["learning"]
+        progress = self.state["progress"].setdefault(method, {"minutes": 0.0, "tokens": 0, "episodes": 0})
+        if "share_minutes" not in progress:
+            left_min = None if budget.minutes is None else max(0.0, budget.minutes - learning["minutes"])
+            left_ep = None if budget.episodes is None else max(0, budget.episodes - learning["episodes"])
+            progress["share_minutes"] = None if left_min is None else left_min / remaining_methods
+            progress["share_episodes"] = None if left_ep is None else left_ep // remaining_methods
+            self.save()
+        learner = make_learner(method, self.ctx, resume=resume)
+        file_name = f"trajectories/train-{method}.jsonl"
+        path = self.out / file_name
+        phase = f"learn-{method}"
+        try:
+            while True:
+                minutes_left = (None if progress["share_minutes"] is None
+                                else progress["share_minutes"] - progress["minutes"])
+                episodes_left = (None if progress["share_episodes"] is None
+                                 else progress["share_episodes"] - progress["episodes"])
+                if any(left is not None and left <= 0 for left in (minutes_left, episodes_left)):
+                    break
+                tokens0, t0 = self.ctx.model.tokens, time.perf_counter()
+                trajectories = learner.step(progress)
+                minutes = (time.perf_counter() - t0) / 60
+                tokens = self.ctx.model.tokens - tokens0
+                if method == "rl":  # rollouts run on the trained module itself, not through the meter
+                    tokens += sum(t.usage.input_tokens + t.usage.output_tokens for t in trajectories)
+                save_trajectories(path, trajectories)
+                self.state["files"][file_name] = path.stat().st_size if path.exists() else 0
+                for key, value in (("minutes", minutes), ("tokens", tokens), ("episodes", len(trajectories))):
+                    progress[key] += value
+                    learning[key] += value
+                self.save()
+                self.emit(LearnEvent(phase, _step_message(method, progress, trajectories), progress["episodes"],
+                                     progress["share_episodes"], minutes_left=None if minutes_left is None
+                                     else max(0.0, minutes_left - minutes), episodes_left=episodes_left))
+            if method == "rl":
+                adapter = learner.export_adapter()
+                progress["adapter"] = str(adapter) if adapter else None
+            progress["details"] = learner.details(progress)
+        finally:
+            learner.close()
+        self.state["costs"][phase] = PhaseCost(phase=phase, minutes=round(progress["minutes"], 3),
+                                               tokens=progress["tokens"], episodes=progress["episodes"]).model_dump()
+        self.state["done"].append(method)
+        self.save()
+
+    # -- the report ----------------------------------------------------------------------------------
+    def report(self, config: dict[str, Any], budget: Budget, train: list[Task], held: list[Task],
+               methods: list[str], has_unseen: bool) -> LearningReport:
+        scores = {k: Score.model_validate(v) for k, v in self.state["scores"].items()}
+        artefacts = {}
+        if "skills" in methods:
+            artefacts["skills"] = str(self.out / "skills")
+        if "notes" in methods:
+            artefacts["notes"] = str(self.out / "notes")
+        if "rl" in methods and (self.out / "adapter").is_dir():
+            artefacts["adapter"] = str(self.out / "adapter")
+        files = sorted(str(p) for p in (self.out / "trajectories").glob("*.jsonl"))
+        if (self.out / "rl" / "rollouts.jsonl").exists():
+            files.append(str(self.out / "rl" / "rollouts.jsonl"))
+        order = ["before", *(f"after-{m}" for m in methods)]
+        return LearningReport(
+            environment=config["environment"], model=config["model"], methods=methods, seed=config["seed"],
+            budget_minutes=budget.minutes, budget_episodes=budget.episodes,
+            train_tasks=[t.id for t in train], heldout_tasks=[t.id for t in held],
+            before=scores["before"], after=scores[f"after-{methods[-1]}"],
+            evaluations=[scores[k] for k in order[1:]],
+            unseen_before=scores.get("unseen-before") if has_unseen else None,
+            unseen_after=scores.get("unseen-after") if has_unseen else None,
+            costs=[PhaseCost.model_validate(c) for c in self.state["costs"].values()],
+            curve=[CurvePoint(label="before", minutes=0.0, tokens=0, success_rate=scores["before"].success_rate,
+                              ci_low=scores["before"].ci_low, ci_high=scores["before"].ci_high),
+                   *(CurvePoint.model_validate(p) for p in self.state["curve"])],
+            details={m: self.state["progress"].get(m, {}).get("details", {}) for m in methods},
+            artefacts=artefacts, trajectories=files)
+
+
+def _step_message(method: str, progress: dict[str, Any], trajectories: Sequence[Any]) -> str:
+    from agentkit.environments.base import succeeded
+
+    wins = sum(succeeded(t) for t in trajectories)
+    if method == "skills":
+        return f"episode {progress['episodes']}: {'solved' if wins else 'failed'}; {progress.get('admitted', 0)} " \
+               "skills admitted"
+    if method == "notes":
+        return f"batch {progress.get('batches', 0)}: {progress.get('last', '')}"
+    return f"step {progress.get('steps', 0)}: {wins}/{len(trajectories)} rollouts solved"
+
+
+def check_no_leak(report: LearningReport, out: Path) -> None:
+    """Raise if any learning trajectory, learned skill or note came from a held-out task."""
+    held = set(report.heldout_tasks)
+    leaks: list[str] = []
+    paths = [p for p in (out / "trajectories").glob("train-*.jsonl")]
+    if (out / "rl" / "rollouts.jsonl").exists():
+        paths.append(out / "rl" / "rollouts.jsonl")
+    for path in paths:
+        leaks += [f"{path.name}: {t.task_id}" for t in read_jsonl([path]) if t.task_id in held]
+    notes_file = out / "notes" / "notes.json"
+    if notes_file.exists():
+        for note in json.loads(notes_file.read_text()).get("notes", []):
+            leaks += [f"note {note['id']}: {tid}" for tid in note.get("source_tasks", []) if tid in held]
+    if leaks:
+        raise AssertionError(f"held-out tasks reached learning: {', '.join(leaks[:5])}")

@@ -1,0 +1,324 @@
+"""The three ways the loop learns from the agent's own runs on the train split, each resumable step by step.
+
+    skills  Skill1: run a train task with the library attached; a successful run is distilled into a
+            skill and admitted (SkillLibrary). One step = one episode.
+    notes   Mistake Notebook Learning: one batch of train tasks, notes from the failures, kept only if the
+            re-answered batch wins more than it loses (MistakeNotebook.learn). One step = one batch.
+    rl      online GRPO (Dual-Track GRPO for SQL) with a LoRA adapter (Trainer). One step = one update on
+            `tasks_per_step × group_size` fresh rollouts.
+
+Every learner's position lives in the run's state dict (`state`), so a stopped run continues where it was.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
+from agentkit.environments.base import Environment, Task, run_episode, succeeded
+from agentkit.messages import Message
+from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
+from agentkit.trajectory import Trajectory, append_jsonl
+
+METHODS = ("skills", "notes", "rl")
+
+
+class MeteredModel:
+    """A model wrapper that counts the tokens of every call (agent turns, skill and analyst calls alike)."""
+
+    def __init__(self, model: Any) -> None:
+        self.inner = model
+        self.name = getattr(model, "name", type(model).__name__)
+        self.tokens = 0
+        self._lock = threading.Lock()
+
+    def __getattr__(self, item: str) -> Any:  # text_tools, tokenizer, ... of the wrapped model
+        return getattr(self.inner, item)
+
+    def _count(self, response: ModelResponse) -> None:
+        with self._lock:
+            self.tokens += response.usage.input_tokens + response.usage.output_tokens
+
+    def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
+                 settings: GenerationSettings | None = None) -> ModelResponse:
+        response = self.inner.generate(messages, tools, settings)
+        self._count(response)
+        return response
+
+    def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
+               settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        for item in self.inner.stream(messages, tools, settings):
+            if isinstance(item, ModelResponse):
+                self._count(item)
+            yield item
+
+
+@dataclass
+class LearnContext:
+    """What every learner needs: the environment, the train tasks, the (metered) model, where to write."""
+
+    env: Environment
+    train: list[Task]
+    model: MeteredModel
+    out: Path
+    seed: int
+    max_steps: int
+    train_settings: GenerationSettings
+    instructions: str | None = None
+    skill_options: dict[str, Any] = field(default_factory=dict)
+    notes_threshold: float = 0.35
+    notes_batch: int = 4
+    rl_config: Any = None
+
+    def agent(self, tools: list[Any], *, settings: GenerationSettings, skills: Any = None, notes: Any = None,
+              model: Any = None) -> Agent:
+        instructions = self.instructions or getattr(self.env, "instructions", None) or DEFAULT_INSTRUCTIONS
+        return Agent(model or self.model, tools, instructions=instructions, max_steps=self.max_steps,
+                     settings=settings, skills=skills, notes=notes)
+
+    def trajectory_file(self, name: str) -> Path:
+        return self.out / "trajectories" / f"{name}.jsonl"
+
+    def next_task(self, progress: dict[str, Any]) -> Task:
+        """The next train task in a seeded order, epoch after epoch (advances `progress`)."""
+        import random
+
+        n = len(self.train)
+        if progress.get("cursor", 0) >= n:
+            progress["epoch"] = progress.get("epoch", 0) + 1
+            progress["cursor"] = 0
+        order = list(range(n))
+        random.Random(self.seed * 1_000_003 + progress.get("epoch", 0)).shuffle(order)
+        task = self.train[order[progress.get("cursor", 0)]]
+        progress["cursor"] = progress.get("cursor", 0) + 1
+        return task
+
+
+def skills_settings(options: dict[str, Any], *, learning: bool) -> dict[str, Any]:
+    """Skill-cycle settings: rule-based query and rerank (cheap and robust on small models), distil only
+    successful runs while learning; never distil while evaluating."""
+    base = {"query": "task", "rerank": "top", "distill": "on-success"}
+    merged = {**base, **options}
+    if not learning:
+        merged["distill"] = "off"
+    return merged
+
+
+def open_skills(folder: Path, options: dict[str, Any], *, learning: bool) -> Any:
+    from agentkit.skills import SkillLibrary
+
+    return SkillLibrary.open(folder, **skills_settings(options, learning=learning))
+
+
+def open_notes(folder: Path, threshold: float) -> Any:
+    from agentkit.memory.notebook import MistakeNotebook
+
+    return MistakeNotebook.open(folder, threshold=threshold)
+
+
+def frozen_copy(folder: Path, target: Path) -> Path:
+    """A copy of a learned artefact folder for evaluation, so held-out runs can change nothing learned
+    (no skill utility updates, no distillation); the derived indexes are rebuilt in the copy."""
+    if target.exists():
+        shutil.rmtree(target)
+    if folder.exists():
+        shutil.copytree(folder, target, ignore=shutil.ignore_patterns("index", "*.index", ".lock", "*.lock"))
+    else:
+        target.mkdir(parents=True)
+    return target
+
+
+class SkillsLearner:
+    """Skill1 on the train split: one episode per step, successful runs distilled into the library."""
+
+    name = "skills"
+
+    def __init__(self, ctx: LearnContext) -> None:
+        self.ctx = ctx
+        self.library = open_skills(ctx.out / "skills", ctx.skill_options, learning=True)
+
+    def step(self, progress: dict[str, Any]) -> list[Trajectory]:
+        task = self.ctx.next_task(progress)
+
+        def build(tools: list[Any]) -> Agent:
+            return self.ctx.agent(tools, settings=self.ctx.train_settings, skills=self.library)
+
+        trajectory = run_episode(build, self.ctx.env, task, metadata={"learn_method": "skills"})
+        record = trajectory.extras.get("skills", {})
+        progress["admitted"] = progress.get("admitted", 0) + int(bool(record.get("admitted")))
+        progress["successes"] = progress.get("successes", 0) + int(succeeded(trajectory))
+        return [trajectory]
+
+    def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        return {"skills_in_library": len(self.library), "admitted": progress.get("admitted", 0),
+                "train_successes": progress.get("successes", 0), "episodes": progress.get("episodes", 0)}
+
+    def close(self) -> None:
+        return None
+
+
+class NotesLearner:
+    """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step."""
+
+    name = "notes"
+
+    def __init__(self, ctx: LearnContext) -> None:
+        self.ctx = ctx
+        self.notebook = open_notes(ctx.out / "notes", ctx.notes_threshold)
+
+    def step(self, progress: dict[str, Any]) -> list[Trajectory]:
+        ctx = self.ctx
+        batch = [ctx.next_task(progress) for _ in range(min(ctx.notes_batch, len(ctx.train)))]
+        batch = list({t.id: t for t in batch}.values())
+        episodes: dict[str, Any] = {}
+        produced: list[Trajectory] = []
+
+        def agent_for(task: Task) -> Agent:
+            episode = ctx.env.reset(task)
+            episodes[task.id] = episode
+            return ctx.agent(list(episode.tools), settings=ctx.train_settings)
+
+        def reward(task: Task, trajectory: Trajectory) -> dict[str, float]:
+            episode = episodes.pop(task.id)
+            try:
+                trajectory.rewards = dict(episode.score(trajectory))
+                trajectory.reward = trajectory.rewards.get("reward")
+                trajectory.metadata = {**trajectory.metadata, "learn_method": "notes"}
+            finally:
+                episode.close()
+            produced.append(trajectory)
+            return {"reward": 1.0 if succeeded(trajectory) else 0.0}
+
+        try:
+            result = self.notebook.learn(batch, reward, agent_for, analyst=ctx.model)
+        finally:
+            for episode in episodes.values():
+                episode.close()
+        progress["batches"] = progress.get("batches", 0) + 1
+        progress["accepted"] = progress.get("accepted", 0) + int(result.accepted)
+        progress["rolled_back"] = progress.get("rolled_back", 0) + int(result.rolled_back)
+        progress["last"] = result.summary()
+        return produced
+
+    def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        return {"notes_in_notebook": len(self.notebook), "batches": progress.get("batches", 0),
+                "accepted": progress.get("accepted", 0), "rolled_back": progress.get("rolled_back", 0),
+                "last_batch": progress.get("last", ""), "episodes": progress.get("episodes", 0)}
+
+    def close(self) -> None:
+        self.notebook.close()
+
+
+def default_rl_config(env: Environment, seed: int, max_turns: int) -> Any:
+    """GRPO settings for learning on a CPU budget: Dual-Track GRPO on SQL, plain GRPO elsewhere; LoRA,
+    one task of four rollouts per update, no reference model (the LoRA adapter is small)."""
+    from agentkit.training.config import TrainConfig
+
+    algo = "dual-track" if getattr(env, "name", "").startswith("sql") else "grpo"
+    return TrainConfig(algo=algo, group_size=4, tasks_per_step=1, groups_per_step=1, lr=5e-5, kl_coef=0.0,
+                       max_new_tokens=256, max_turns=max_turns, temperature=1.0, save_every=1, keep_checkpoints=1,
+                       progress=False, seed=seed, max_steps=10**9)
+
+
+class RLLearner:
+    """Online GRPO / Dual-Track GRPO with a LoRA adapter; one optimiser step per learner step."""
+
+    name = "rl"
+
+    def __init__(self, ctx: LearnContext, *, resume: bool) -> None:
+        from agentkit.training.checkpoint import latest_checkpoint
+        from agentkit.training.trainer import Trainer
+
+        self.ctx = ctx
+        inner = ctx.model.inner
+        if getattr(inner, "tokenizer", None) is None or getattr(inner, "model", None) is None:
+            raise ValueError(
+                f"the rl method trains the model in-process: it needs a local model (local:NAME or a LocalModel), "
+                f"not {ctx.model.name!r}. Learn skills and notes with this model, or pass --method skills,notes."
+            )
+        cfg = (ctx.rl_config or default_rl_config(ctx.env, ctx.seed, ctx.max_steps)).model_copy(deep=True)
+        cfg.progress = False
+        self.folder = ctx.out / "rl"
+        self.trainer = Trainer(inner, cfg, out_dir=self.folder)
+        self._resume = resume and latest_checkpoint(self.folder) is not None
+        self._rollouts = self.folder / "rollouts.jsonl"
+
+    def step(self, progress: dict[str, Any]) -> list[Trajectory]:
+        from agentkit.trajectory import read_jsonl
+
+        start = self._rollouts.stat().st_size if self._rollouts.exists() else 0
+        self.trainer.config.max_steps = self.trainer.step + 1
+        summary = self.trainer.fit(self.ctx.env, tasks=self.ctx.train, resume=self._resume)
+        self._resume = False
+        progress["steps"] = self.trainer.step
+        progress["last"] = {k: v for k, v in summary.get("last", {}).items() if isinstance(v, int | float)}
+        new: list[Trajectory] = []
+        if self._rollouts.exists():
+            with open(self._rollouts, "rb") as f:
+                f.seek(start)
+                chunk = f.read()
+            if chunk:
+                tmp = self.folder / ".step-rollouts.jsonl"
+                tmp.write_bytes(chunk)
+                new = read_jsonl([tmp])
+                tmp.unlink()
+        return new
+
+    def export_adapter(self) -> Path | None:
+        """Copy the newest checkpoint's peft adapter to OUT/adapter (loadable as local:BASE+OUT/adapter)."""
+        from agentkit.training.checkpoint import latest_checkpoint
+
+        found = latest_checkpoint(self.folder)
+        if found is None or not (found / "adapter").is_dir():
+            return None
+        target = self.ctx.out / "adapter"
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(found / "adapter", target)
+        (target / "agentkit-base.json").write_text(json.dumps({"base_model": self.ctx.model.name}))
+        return target
+
+    def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        return {"algo": self.trainer.config.algo, "steps": progress.get("steps", 0),
+                "episodes": progress.get("episodes", 0), "last": progress.get("last", {})}
+
+    def close(self) -> None:
+        return None
+
+
+def make_learner(method: str, ctx: LearnContext, *, resume: bool) -> Any:
+    if method == "skills":
+        return SkillsLearner(ctx)
+    if method == "notes":
+        return NotesLearner(ctx)
+    if method == "rl":
+        return RLLearner(ctx, resume=resume)
+    raise ValueError(f"unknown learning method {method!r}; choose from {', '.join(METHODS)}")
+
+
+def reapply_adapter(model: Any, adapter: Path) -> None:
+    """Put a learned LoRA adapter back onto a freshly loaded local model (resuming after the rl phase)."""
+    import peft
+
+    peft.PeftModel.from_pretrained(model.model, str(adapter))  # injects the LoRA layers into the module in place
+    reset = getattr(model, "reset_cache", None)
+    if callable(reset):
+        reset()
+
+
+def episode_count(trajectories: Sequence[Trajectory]) -> int:
+    return len(trajectories)
+
+
+OnTrajectory = Callable[[Trajectory], None]
+
+
+def save_trajectories(path: Path, trajectories: Sequence[Trajectory]) -> None:
+    for trajectory in trajectories:
+        append_jsonl(path, trajectory)

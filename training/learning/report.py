@@ -1,0 +1,253 @@
+"""What a learning run reports: held-out scores with Wilson intervals, costs per phase, the learning curve,
+and the files it writes (summary.json, report.html, learning_curve.png)."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agentkit.evaluation import EvalRun
+
+REPORT_SCHEMA_VERSION = 1
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a success rate (95% by default); (0, 1) when n is 0.
+
+    centre = (p + z²/2n) / (1 + z²/n), half-width = z·sqrt(p(1−p)/n + z²/4n²) / (1 + z²/n).
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+class Score(BaseModel):
+    """One evaluation of the agent on a task set (greedy decoding)."""
+
+    label: str
+    environment: str
+    tasks: int
+    successes: int
+    success_rate: float
+    ci_low: float
+    ci_high: float
+    mean_reward: float = 0.0
+    errors: int = 0
+    per_task: dict[str, bool] = Field(default_factory=dict)
+    minutes: float = 0.0
+    tokens: int = 0
+
+    @classmethod
+    def of(cls, label: str, run: EvalRun, *, minutes: float, tokens: int) -> Score:
+        """Summarise an `EvalRun` (a task that raised counts as a failure)."""
+        n = len(run.results)
+        wins = sum(r.success for r in run.results)
+        low, high = wilson_interval(wins, n)
+        mean = sum(r.reward or 0.0 for r in run.results) / n if n else 0.0
+        return cls(label=label, environment=run.environment, tasks=n, successes=wins,
+                   success_rate=round(wins / n, 4) if n else 0.0, ci_low=round(low, 4), ci_high=round(high, 4),
+                   mean_reward=round(mean, 4), errors=sum(r.error is not None for r in run.results),
+                   per_task={r.task_id: r.success for r in run.results}, minutes=round(minutes, 3), tokens=tokens)
+
+
+class PhaseCost(BaseModel):
+    """Wall-clock minutes, model tokens and episodes one phase spent."""
+
+    phase: str
+    minutes: float = 0.0
+    tokens: int = 0
+    episodes: int = 0
+
+
+class CurvePoint(BaseModel):
+    """Held-out success after some learning: learning minutes and tokens spent so far."""
+
+    label: str
+    minutes: float
+    tokens: int
+    success_rate: float
+    ci_low: float
+    ci_high: float
+
+
+class LearningReport(BaseModel):
+    """The result of `learn`: held-out success before and after, on the unseen set, costs and artefacts."""
+
+    schema_version: int = REPORT_SCHEMA_VERSION
+    environment: str
+    model: str
+    methods: list[str]
+    seed: int
+    budget_minutes: float | None = None
+    budget_episodes: int | None = None
+    train_tasks: list[str]
+    heldout_tasks: list[str]
+    before: Score
+    after: Score
+    evaluations: list[Score] = Field(default_factory=list)
+    unseen_before: Score | None = None
+    unseen_after: Score | None = None
+    costs: list[PhaseCost] = Field(default_factory=list)
+    curve: list[CurvePoint] = Field(default_factory=list)
+    details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    artefacts: dict[str, str] = Field(default_factory=dict)
+    trajectories: list[str] = Field(default_factory=list)
+
+    @property
+    def delta(self) -> float:
+        """Held-out success after minus before (points of rate, e.g. 0.1 = ten points)."""
+        return round(self.after.success_rate - self.before.success_rate, 4)
+
+    @property
+    def unseen_delta(self) -> float | None:
+        if self.unseen_before is None or self.unseen_after is None:
+            return None
+        return round(self.unseen_after.success_rate - self.unseen_before.success_rate, 4)
+
+    def learning_cost(self) -> PhaseCost:
+        """The learning phases together (evaluations excluded)."""
+        learning = [c for c in self.costs if c.phase.startswith("learn-")]
+        return PhaseCost(phase="learning", minutes=round(sum(c.minutes for c in learning), 3),
+                         tokens=sum(c.tokens for c in learning), episodes=sum(c.episodes for c in learning))
+
+    def table_row(self) -> str:
+        """method | before | after | Δ | unseen DB (before → after) | minutes | tokens — as Markdown."""
+        cost = self.learning_cost()
+        unseen = "-" if self.unseen_delta is None else (
+            f"{_pct(self.unseen_before.success_rate)} → {_pct(self.unseen_after.success_rate)} "  # type: ignore[union-attr]
+            f"({self.unseen_delta * 100:+.1f})")
+        return (f"| {'+'.join(self.methods)} | {_score_text(self.before)} | {_score_text(self.after)} | "
+                f"{self.delta * 100:+.1f} | {unseen} | {cost.minutes:.1f} | {cost.tokens} |")
+
+
+def _pct(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def _score_text(s: Score) -> str:
+    return f"{_pct(s.success_rate)} [{_pct(s.ci_low)}, {_pct(s.ci_high)}] (n={s.tasks})"
+
+
+TABLE_HEADER = ("| method | held-out success before | after | Δ (points) | unseen DB before → after | "
+                "learning minutes | learning tokens |\n|---|---|---|---|---|---|---|")
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def write_summary(report: LearningReport, out: Path) -> Path:
+    path = out / "summary.json"
+    data = {**report.model_dump(mode="json"), "delta": report.delta, "unseen_delta": report.unseen_delta,
+            "learning_cost": report.learning_cost().model_dump()}
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def plot_curve(report: LearningReport, out: Path) -> Path | None:
+    """Held-out success (with its Wilson interval) against learning minutes and learning tokens.
+    None when matplotlib (the `train` extra) is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    points = report.curve
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, key, xlabel in ((axes[0], "minutes", "learning minutes"), (axes[1], "tokens", "learning tokens")):
+        xs = [getattr(p, key) for p in points]
+        ys = [100 * p.success_rate for p in points]
+        lows = [100 * (p.success_rate - p.ci_low) for p in points]
+        highs = [100 * (p.ci_high - p.success_rate) for p in points]
+        ax.errorbar(xs, ys, yerr=[lows, highs], marker="o", capsize=3)
+        for p, x, y in zip(points, xs, ys, strict=True):
+            ax.annotate(p.label, (x, y), textcoords="offset points", xytext=(4, 6), fontsize=8)
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"held-out success % (n={report.before.tasks}, 95% Wilson)")
+    axes[0].set_ylim(-5, 105)
+    fig.suptitle(f"{report.environment} · {report.model} · {'+'.join(report.methods)} · seed {report.seed}")
+    fig.tight_layout()
+    path = out / "learning_curve.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+_CSS = ("body{font:14px/1.45 system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
+        "th{background:#f3f3f3}.ok{color:#080;font-weight:bold}.bad{color:#b00}")
+
+
+def html_report(report: LearningReport) -> str:
+    """A self-contained page: the before/after table per evaluation point, costs, and tasks side by side."""
+    e = html.escape
+    scores: Sequence[Score] = [report.before, *report.evaluations]
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>agentkit learn</title><style>{_CSS}</style>"
+           f"</head><body><h1>agentkit learn: {e(report.environment)}</h1>",
+           f"<p>Model <b>{e(report.model)}</b> · methods <b>{e(', '.join(report.methods))}</b> · seed "
+           f"{report.seed} · {len(report.train_tasks)} train tasks, {len(report.heldout_tasks)} held-out tasks · "
+           f"greedy decoding in every evaluation · 95% Wilson intervals.</p>",
+           "<h2>Held-out success</h2><table><tr><th>evaluation</th><th>success</th><th>95% CI</th><th>Δ vs before"
+           "</th><th>mean reward</th><th>errors</th><th>eval minutes</th><th>eval tokens</th></tr>"]
+    for s in scores:
+        out.append(f"<tr><td>{e(s.label)}</td><td>{s.successes}/{s.tasks} ({_pct(s.success_rate)})</td>"
+                   f"<td>{_pct(s.ci_low)} – {_pct(s.ci_high)}</td>"
+                   f"<td>{(s.success_rate - report.before.success_rate) * 100:+.1f}</td><td>{s.mean_reward:.3f}</td>"
+                   f"<td>{s.errors}</td><td>{s.minutes:.2f}</td><td>{s.tokens}</td></tr>")
+    out.append("</table>")
+    if report.unseen_before is not None and report.unseen_after is not None:
+        out.append("<h2>Unseen database (never used for learning)</h2><table><tr><th>evaluation</th><th>success"
+                   "</th><th>95% CI</th></tr>")
+        for s in (report.unseen_before, report.unseen_after):
+            out.append(f"<tr><td>{e(s.label)}</td><td>{s.successes}/{s.tasks} ({_pct(s.success_rate)})</td>"
+                       f"<td>{_pct(s.ci_low)} – {_pct(s.ci_high)}</td></tr>")
+        out.append("</table>")
+    out.append("<h2>Cost per phase</h2><table><tr><th>phase</th><th>minutes</th><th>tokens</th><th>episodes</th></tr>")
+    for c in report.costs:
+        out.append(f"<tr><td>{e(c.phase)}</td><td>{c.minutes:.2f}</td><td>{c.tokens}</td><td>{c.episodes}</td></tr>")
+    out.append("</table>")
+    if report.details:
+        out.append("<h2>What each method did</h2><table><tr><th>method</th><th>details</th></tr>")
+        for method, detail in report.details.items():
+            out.append(f"<tr><td>{e(method)}</td><td><code>{e(json.dumps(detail))}</code></td></tr>")
+        out.append("</table>")
+    out.append("<h2>Learning curve</h2><img src='learning_curve.png' alt='learning curve' style='max-width:100%'>")
+    out.append("<h2>Per held-out task</h2><table><tr><th>task</th>" + "".join(f"<th>{e(s.label)}</th>" for s in scores)
+               + "</tr>")
+    for task_id in report.heldout_tasks:
+        cells = "".join("<td class='ok'>✓</td>" if s.per_task.get(task_id) else "<td class='bad'>✗</td>"
+                        for s in scores)
+        out.append(f"<tr><td>{e(task_id)}</td>{cells}</tr>")
+    out.append("</table><h2>Files</h2><ul>")
+    files = {**report.artefacts, **{f"trajectories {i}": p for i, p in enumerate(report.trajectories, 1)}}
+    for name, path in files.items():
+        out.append(f"<li>{e(name)}: <code>{e(path)}</code></li>")
+    out.append("</ul></body></html>")
+    return "\n".join(out)
+
+
+def write_report_files(report: LearningReport, out: Path) -> dict[str, Path]:
+    """summary.json, learning_curve.png (when matplotlib is there) and report.html in `out`."""
+    paths = {"summary": write_summary(report, out)}
+    png = plot_curve(report, out)
+    if png is not None:
+        paths["curve"] = png
+    page = html_report(report)
+    if png is None:
+        page = page.replace("<img src='learning_curve.png' alt='learning curve' style='max-width:100%'>",
+                            "<p>(install the train extra for the learning-curve PNG)</p>")
+    (out / "report.html").write_text(page)
+    paths["html"] = out / "report.html"
+    return paths
