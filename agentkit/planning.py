@@ -295,7 +295,8 @@ class MapThenActPlanner:
         messages = [Message.system(system), Message.user(run.task)]
         specs = [t.spec() for t in read_only.values()]
         calls: list[dict[str, Any]] = []
-        cmap, error = CognitiveMap(task=run.task), "the model wrote no map"
+        cmap = CognitiveMap(task=run.task)
+        error: str | None = "the model wrote no map"
         for step in range(self.map_steps):
             last = step == self.map_steps - 1
             reply = run.call_model(list(messages), phase="map", tools=() if last else specs)
