@@ -22,7 +22,7 @@ def test_every_algorithm_of_the_config_has_one_estimator() -> None:
     for name, fn in ADVANTAGE_ESTIMATORS.items():
         assert declared_name(fn) == name
         assert set(fn.config_fields) <= set(TrainConfig.model_fields)
-    assert POLICY_LOSSES == {"ppo-clip": ppo_clip_loss, "sdar": sdar_loss}
+    assert {"ppo-clip": ppo_clip_loss, "sdar": sdar_loss} == POLICY_LOSSES
     assert ppo_clip_loss.config_fields == ("clip_low", "clip_high")
 
 
