@@ -139,6 +139,7 @@ class CognitiveMap(BaseModel):
 
     @property
     def is_empty(self) -> bool:
+        """Whether the map holds nothing (no entities, affordances, constraints, unknowns or sub-goals)."""
         return not (self.entities or self.affordances or self.constraints or self.unknowns or self.subgoals)
 
     @classmethod
