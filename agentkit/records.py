@@ -12,9 +12,10 @@ A trajectory carries two kinds of free-form data:
   A third-party extension may store its own record under its own name with `RunContext.record(name, value)`.
 
 Records are stored as plain JSON under `extras[key.name]`, so a log stays readable without agentkit.
-They are versioned with the trajectory schema (`agentkit.trajectory.SCHEMA_VERSION`): a change to the
-shape of a record model here bumps that version, and logs of older versions still load (tested against
-a log written by release 0.1.0, `tests/data/trajectories-0.1.0.jsonl`).
+They are versioned with the trajectory schema (`agentkit.trajectory.SCHEMA_VERSION`): the shapes of
+version N are snapshotted in `tests/data/record-schemas-vN.json`, a change to a record model here must
+bump that version, and logs of older versions still load (tested against a log written by release
+0.1.0, `tests/data/trajectories-0.1.0.jsonl`, whose records these models read and write back unchanged).
 """
 
 from __future__ import annotations

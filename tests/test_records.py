@@ -128,3 +128,13 @@ def test_metadata_is_the_users_and_stays_as_given() -> None:
     assert result.trajectory.metadata == {"split": "dev", "records": [1]}
     assert result.trajectory.extras == {}
     assert result.trajectory.messages[-1] == Message.assistant("hi") or result.answer == "hi"
+
+
+def test_record_shapes_are_versioned_with_the_trajectory_schema() -> None:
+    """Changing a record model changes what logs hold: bump SCHEMA_VERSION and snapshot the new shapes
+    (tests/data/record-schemas-vN.json), keeping older logs loadable."""
+    snapshot = Path(__file__).parent / "data" / f"record-schemas-v{SCHEMA_VERSION}.json"
+    assert snapshot.exists(), f"no snapshot of the record shapes for trajectory schema {SCHEMA_VERSION}"
+    current = json.loads(json.dumps({k.name: k.model.model_json_schema() for k in RECORD_KEYS}, sort_keys=True))
+    assert current == json.loads(snapshot.read_text()), (
+        "a record model changed shape: bump agentkit.trajectory.SCHEMA_VERSION and write its snapshot")
