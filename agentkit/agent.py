@@ -60,6 +60,7 @@ DEFAULT_INSTRUCTIONS = (
     "reply with it directly and concisely."
 )
 
+
 @dataclass
 class RunResult:
     """The outcome of one run: the answer (None if the run stopped without one) and its trajectory.
@@ -120,7 +121,7 @@ class Agent:
         log: a JSONL file each finished trajectory is appended to.
         max_retries: retries with exponential backoff on transient model errors.
         samples: test-time scaling: `run` makes this many runs and returns the one chosen by the first
-            extension with a `choose(results) -> index` method (the mistake notebook steers away from
+            extension that is a `Chooser` (`choose(results) -> index`) (the mistake notebook steers away from
             known anti-patterns), else the majority answer. Sample with a temperature above 0.
         approval: a policy `(tool, arguments) -> bool` naming calls that need a person's approval, on
             top of the tools' own `requires_approval` (see agentkit.approval).

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from agentkit.jsontext import lenient_json
 
@@ -41,6 +41,13 @@ class SubGoal(BaseModel):
     tool: str | None = None
     done: bool = False
     status: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_status(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if self.status is None and isinstance(data, dict):
+            data.pop("status", None)  # a map's steps serialise as they always have
+        return data
 
 
 def _as_text(value: Any) -> str:
@@ -132,6 +139,7 @@ class CognitiveMap(BaseModel):
 
     @property
     def is_empty(self) -> bool:
+        """Whether the map holds nothing (no entities, affordances, constraints, unknowns or sub-goals)."""
         return not (self.entities or self.affordances or self.constraints or self.unknowns or self.subgoals)
 
     @classmethod

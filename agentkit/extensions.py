@@ -118,9 +118,13 @@ class Extension(Protocol):
 
     name: str
 
-    def before_run(self, run: RunContext) -> None: ...
+    def before_run(self, run: RunContext) -> None:
+        """Before the loop: may add context and call the model (each call a recorded turn)."""
+        ...
 
-    def after_run(self, run: RunContext) -> None: ...
+    def after_run(self, run: RunContext) -> None:
+        """After the loop, with the outcome known: may learn from the trajectory."""
+        ...
 
 
 @runtime_checkable
@@ -139,7 +143,9 @@ class Planner(Protocol):
 
     name: str
 
-    def prepare(self, run: RunContext) -> None: ...
+    def prepare(self, run: RunContext) -> None:
+        """Before the act loop: explore, map, add context (or nothing)."""
+        ...
 
 
 class ReactPlanner:
@@ -148,6 +154,7 @@ class ReactPlanner:
     name = "react"
 
     def prepare(self, run: RunContext) -> None:
+        """Nothing: ReAct plans inside the loop."""
         return None
 
 
@@ -159,8 +166,10 @@ class Instructions:
         self.seen: list[str] = []
 
     def before_run(self, run: RunContext) -> None:
+        """Add the text to the system prompt and record that it was shown."""
         run.add_context(self.name, self.title, self.text)
         run.record(self.name, {"shown": True})
 
     def after_run(self, run: RunContext) -> None:
+        """Count the run."""
         self.seen.append(run.trajectory.id)

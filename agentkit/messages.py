@@ -65,18 +65,22 @@ class Message(BaseModel):
 
     @classmethod
     def system(cls, content: str) -> Message:
+        """A system message."""
         return cls(role="system", content=content)
 
     @classmethod
     def user(cls, content: str) -> Message:
+        """A user message."""
         return cls(role="user", content=content)
 
     @classmethod
     def assistant(cls, content: str = "", tool_calls: list[ToolCall] | None = None) -> Message:
+        """An assistant message: text, tool calls, or both."""
         return cls(role="assistant", content=content, tool_calls=tool_calls or [])
 
     @classmethod
     def tool(cls, call: ToolCall, content: str, *, is_error: bool = False) -> Message:
+        """The observation of `call`: what the tool returned (or its error)."""
         return cls(role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error)
 
 

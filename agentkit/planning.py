@@ -157,6 +157,7 @@ class ExplorationCache:
 
     @contextlib.contextmanager
     def exclusive(self, identity: str) -> Iterator[None]:
+        """Hold the environment's lock, so that only one process explores it at a time."""
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self._path(identity).with_suffix(".lock"), "a") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
@@ -212,6 +213,7 @@ class MapThenActPlanner:
     # -- stage driver -----------------------------------------------------------------------------
     def prepare(self, run: RunContext) -> None:
         # Probes may only observe: read-only tools, and none that would end the run with an answer.
+        """Explore (or reuse cached priors), build the task's map, and put both into context."""
         read_only = {name: t for name, t in run.tools.items() if t.read_only and not t.final}
         runner = ToolRunner(max_workers=2)
         try:
@@ -295,7 +297,8 @@ class MapThenActPlanner:
         messages = [Message.system(system), Message.user(run.task)]
         specs = [t.spec() for t in read_only.values()]
         calls: list[dict[str, Any]] = []
-        cmap, error = CognitiveMap(task=run.task), "the model wrote no map"
+        cmap = CognitiveMap(task=run.task)
+        error: str | None = "the model wrote no map"
         for step in range(self.map_steps):
             last = step == self.map_steps - 1
             reply = run.call_model(list(messages), phase="map", tools=() if last else specs)

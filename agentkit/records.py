@@ -12,16 +12,17 @@ A trajectory carries two kinds of free-form data:
   A third-party extension may store its own record under its own name with `RunContext.record(name, value)`.
 
 Records are stored as plain JSON under `extras[key.name]`, so a log stays readable without agentkit.
-They are versioned with the trajectory schema (`agentkit.trajectory.SCHEMA_VERSION`): a change to the
-shape of a record model here bumps that version, and logs of older versions still load (tested against
-a log written by release 0.1.0, `tests/data/trajectories-0.1.0.jsonl`).
+They are versioned with the trajectory schema (`agentkit.trajectory.SCHEMA_VERSION`): the shapes of
+version N are snapshotted in `tests/data/record-schemas-vN.json`, a change to a record model here must
+bump that version, and logs of older versions still load (tested against a log written by release
+0.1.0, `tests/data/trajectories-0.1.0.jsonl`, whose records these models read and write back unchanged).
 """
 
 from __future__ import annotations
 
 from collections.abc import MutableMapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -40,6 +41,9 @@ class RecordKey(Generic[R]):
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="allow")  # a newer writer's extra fields survive a round trip
+
+    omit_none: ClassVar[bool] = False
+    """Leave fields that are None out of the stored JSON (records whose variants have different keys)."""
 
 
 # -- skills (agentkit.skills: the Skill1 cycle) ----------------------------------------------------
@@ -123,10 +127,12 @@ class SamplesRecord(_Record):
 class ExploreRecord(_Record):
     """Global exploration before the task: skipped (and why), or its tool calls (cached or fresh)."""
 
+    omit_none: ClassVar[bool] = True
+
     identity: str
     skipped: str | None = None
     cached: bool | None = None
-    calls: list[Any] = Field(default_factory=list)
+    calls: list[Any] | None = None
 
 
 class MapError(RootModel[str]):
@@ -189,7 +195,7 @@ class Records:
         already there is updated in place, so a dict read from `extras` earlier sees the update."""
         if not isinstance(value, key.model):
             raise TypeError(f"record {key.name!r} takes a {key.model.__name__}, not {type(value).__name__}")
-        data = value.model_dump(mode="json")
+        data = value.model_dump(mode="json", exclude_none=getattr(value, "omit_none", False))
         stored = self._extras.get(key.name)
         if isinstance(stored, dict) and isinstance(data, dict):  # in place: a dict read earlier stays current
             stored.clear()

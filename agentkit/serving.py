@@ -175,10 +175,12 @@ class GpuInfo:
 
     @property
     def sm(self) -> str:
+        """The compute capability as CUDA names it, e.g. "sm90"."""
         return f"sm{self.capability[0]}{self.capability[1]}"
 
     @property
     def arch(self) -> str:
+        """The architecture family of the compute capability (hopper, blackwell, ...)."""
         major, minor = self.capability
         if major >= 12:
             return "blackwell-consumer"
@@ -261,6 +263,7 @@ class ServePlan:
 
     @property
     def base_url(self) -> str:
+        """The OpenAI-compatible URL a client on this machine reaches the server at."""
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         return f"http://{host}:{self.port}/v1"
 

@@ -72,6 +72,7 @@ class ScriptedModel:
     def generate(
         self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> ModelResponse:
+        """The next scripted reply (raises `ScriptExhausted` when the script has run out)."""
         self._seen.append((messages, len(messages)))
         if self._next >= len(self.script):
             if not (self.repeat_last and self.script):
@@ -88,6 +89,7 @@ class ScriptedModel:
     def stream(
         self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> Iterator[StreamItem]:
+        """The next scripted reply, its text streamed in pieces of 8 characters."""
         response = self.generate(messages, tools, settings)
         text = response.message.content
         for i in range(0, len(text), 8):
@@ -117,6 +119,7 @@ class FunctionModel(ScriptedModel):
     def generate(
         self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> ModelResponse:
+        """The reply the function gives for these messages and tools."""
         self._seen.append((messages, len(messages)))
         message = self._to_message(self.fn(messages, tools), tools)
         return ModelResponse(message=message, usage=Usage(input_tokens=len(messages), output_tokens=1, calls=1))

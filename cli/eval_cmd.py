@@ -147,8 +147,9 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
         from rich.table import Table
 
-        from agentkit.evaluation import EvalConfig, evaluate, oracle_model, oracle_script_for, write_report
+        from agentkit.evaluation import EvalConfig, evaluate, oracle_model, oracle_script_for
         from agentkit.models import GenerationSettings, resolve_model
+        from agentkit.reports import write_report
 
         console = Console()
         unknown = [p for p in planner if p not in PLANNERS]

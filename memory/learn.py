@@ -78,6 +78,7 @@ class LearnReport:
 
     @property
     def success_before(self) -> float:
+        """The success rate of the batch before the step's notes."""
         return _rate(self.baseline)
 
     @property
@@ -86,6 +87,7 @@ class LearnReport:
         return _rate(self.after or self.baseline)
 
     def summary(self) -> str:
+        """The report as a short dict for printing and logging."""
         state = "accepted" if self.accepted else ("rolled back" if self.rolled_back else "no change")
         return (f"{self.tasks} tasks, {self.failures} failures, {len(self.clusters)} clusters; "
                 f"notes +{len(self.notes_added)} added, {len(self.notes_merged)} merged; "

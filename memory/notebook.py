@@ -259,6 +259,7 @@ class MistakeNotebook:
 
     # -- the Extension protocol ------------------------------------------------------------------
     def before_run(self, run: RunContext) -> None:
+        """Put the notes relevant to the task into context; recorded as `NOTES`."""
         start = time.perf_counter()
         found = self.search(run.task)
         elapsed = time.perf_counter() - start
@@ -268,6 +269,7 @@ class MistakeNotebook:
         run.record(NOTES_RETRIEVAL_S, NotesTiming(round(elapsed, 6)))
 
     def after_run(self, run: RunContext) -> None:
+        """Nothing: the notebook learns in batch steps (`learn`), not after each run."""
         return None
 
     # -- learning -------------------------------------------------------------------------------

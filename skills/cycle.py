@@ -71,6 +71,7 @@ class SkillSettings:
             raise ValueError(f"invalid skill settings: {', '.join(f'{b}={getattr(self, b)!r}' for b in bad)}")
 
     def replace(self, **changes: Any) -> SkillSettings:
+        """A copy with some settings changed."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
             raise TypeError(f"unknown skill settings: {', '.join(sorted(unknown))}")
@@ -85,6 +86,7 @@ class SkillCycle:
 
     @property
     def settings(self) -> SkillSettings:
+        """The library's settings for the cycle."""
         return self.library.settings
 
     # -- before the run -----------------------------------------------------------------------------

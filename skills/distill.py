@@ -186,6 +186,7 @@ def distill_messages(trajectory: Trajectory, outcome: str) -> list[Message]:
 
 
 def outcome_text(reward: float | None, success_at: float) -> str:
+    """How the run ended, in words for the distillation prompt (success, failure, or unknown)."""
     if reward is None:
         return "unknown (no feedback yet)"
     return f"{'success' if reward >= success_at else 'failure'} (reward {reward:g})"

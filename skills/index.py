@@ -68,9 +68,11 @@ class SkillIndex:
 
     @property
     def embedder(self) -> Embedder:
+        """The embedder the index uses for queries and skills."""
         return self.store.embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embedding vectors of `texts`."""
         return self.store.embedder.embed(list(texts))
 
     def upsert(self, ids: Sequence[str], texts: Sequence[str], names: Sequence[str],
@@ -80,6 +82,7 @@ class SkillIndex:
         self.store.upsert(list(ids), list(texts), metadatas, embeddings=embeddings)
 
     def delete(self, ids: Sequence[str]) -> None:
+        """Remove skills from the index by id."""
         self.store.delete(list(ids))
 
     def query(self, vector: np.ndarray, k: int) -> list[Hit]:
@@ -103,10 +106,12 @@ class SkillIndex:
         return {i: str((m or {}).get("name", "")) for i, m in zip(result["ids"], result["metadatas"], strict=True)}
 
     def name_of(self, skill_id: str) -> str | None:
+        """The name an id is indexed under (None if it is not indexed)."""
         records = self.store.get([skill_id])
         return str(records[0].metadata.get("name")) if records else None
 
     def count(self) -> int:
+        """How many skills are indexed."""
         return self.store.count()
 
     def refresh(self) -> None:

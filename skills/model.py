@@ -30,6 +30,7 @@ class SkillFormatError(ValueError):
 
 
 def new_skill_id() -> str:
+    """A fresh skill id."""
     return f"skill_{uuid.uuid4().hex[:12]}"
 
 
@@ -130,6 +131,7 @@ class DistilledSkill(BaseModel):
         return "\n".join(out).strip()
 
     def to_skill(self, *, trajectory_id: str | None, initial_utility: float) -> Skill:
+        """The `Skill` this distillation becomes when admitted."""
         name = self.name.strip().lower()
         try:
             name = check_name(name)
@@ -161,4 +163,5 @@ class Admission:
 
     @property
     def admitted(self) -> bool:
+        """Whether the skill entered the library (added or merged)."""
         return self.status in ("added", "merged")

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from agentkit import Agent
 from agentkit.environments.base import Task, succeeded
 from agentkit.environments.tooluse import ToolUseEnvironment
-from agentkit.evaluation import EvalConfig, EvalRun, evaluate, oracle_model, write_report
+from agentkit.evaluation import EvalConfig, EvalRun, evaluate, oracle_model
 from agentkit.messages import Message
+from agentkit.reports import write_report
 from agentkit.testing import ScriptedModel, call
 from agentkit.trajectory import Trajectory, read_jsonl
 

@@ -41,18 +41,22 @@ def setup() -> torch.device | None:
 
 
 def active() -> bool:
+    """Whether torch.distributed is initialised with more than one process."""
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
 
 
 def rank() -> int:
+    """This process's rank (0 without distributed training)."""
     return dist.get_rank() if active() else 0
 
 
 def world_size() -> int:
+    """The number of processes (1 without distributed training)."""
     return dist.get_world_size() if active() else 1
 
 
 def is_main() -> bool:
+    """Whether this is the process that writes logs and checkpoints."""
     return rank() == 0
 
 
@@ -115,6 +119,7 @@ def shard(root: nn.Module, layers: list[nn.Module]) -> None:
 
 
 def is_sharded(module: nn.Module) -> bool:
+    """Whether `module` holds FSDP-sharded parameters."""
     from torch.distributed.fsdp import FSDPModule
 
     return any(isinstance(m, FSDPModule) for m in module.modules())
@@ -172,5 +177,6 @@ def gather_objects(items: list[Any]) -> list[Any]:
 
 
 def barrier() -> None:
+    """Wait for every process (nothing to do in one process)."""
     if active():
         dist.barrier()

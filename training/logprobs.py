@@ -33,6 +33,7 @@ class SelectedLogProbs(torch.autograd.Function):
         ctx: Any, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, inv_temp: torch.Tensor,
         chunk: int, with_entropy: bool,
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probs of the selected tokens from the hidden states, chunk by chunk."""
         n = hidden.shape[0]
         w = weight.float()
         logp = torch.empty(n, dtype=torch.float32, device=hidden.device)
@@ -51,6 +52,7 @@ class SelectedLogProbs(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, g_logp: torch.Tensor, g_ent: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+        """The gradient of the selected log-probs, recomputed chunk by chunk."""
         hidden, weight, targets, inv_temp, ent = ctx.saved_tensors
         need_h, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         w = weight.float()
@@ -151,6 +153,7 @@ class TokenLogProbs(nn.Module):
 
     def forward(self, batch: PackedBatch, *, chunk: int = 256, with_entropy: bool = False,
                 share_prompts: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probs (and optionally entropies) of the batch's generated tokens."""
         return sequence_logprobs(self.model, batch, chunk=chunk, with_entropy=with_entropy,
                                  share_prompts=share_prompts)
 

@@ -40,6 +40,7 @@ class MetricsLog:
             self._wandb = _wandb_run(Path(out_dir), wandb_project, run_config or {}, resume_step is not None)
 
     def write(self, record: dict[str, Any]) -> None:
+        """Append one step's metrics (JSONL, and TensorBoard/W&B when enabled)."""
         clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
         with open(self.path, "a+b") as f:
             if f.seek(0, 2) > 0:  # a run killed mid-line left a torn record: close it off first
@@ -56,6 +57,7 @@ class MetricsLog:
             self._wandb.log(scalars, step=step)
 
     def close(self) -> None:
+        """Flush and close the sinks."""
         if self._tb is not None:
             self._tb.close()
         if self._wandb is not None:

@@ -48,6 +48,7 @@ class LocalRollout:
         self._model = local_model
 
     def model(self) -> Model:
+        """The local model that samples with the weights being trained."""
         return self._model
 
     def sync(self, policy: nn.Module, step: int) -> None:

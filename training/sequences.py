@@ -53,6 +53,7 @@ class TokenSequence:
 
     @property
     def n_generated(self) -> int:
+        """How many tokens of the sequence the model generated (the ones with a loss)."""
         return sum(self.loss_mask)
 
     def __len__(self) -> int:
@@ -139,9 +140,11 @@ class PackedBatch:
 
     @property
     def n_tokens(self) -> int:
+        """How many generated tokens the batch holds."""
         return int(self.targets.numel())
 
     def to(self, device: torch.device | str) -> PackedBatch:
+        """The batch on `device`."""
         return PackedBatch(
             **{k: getattr(self, k).to(device) for k in ("input_ids", "attention_mask", "rows", "cols", "targets",
                                                        "old_logprobs", "temperatures", "seq_of_token")},

@@ -46,13 +46,21 @@ class Episode(Protocol):
     done: bool
 
     @property
-    def tools(self) -> list[Tool]: ...
+    def tools(self) -> list[Tool]:
+        """The actions of this episode, as tools the agent may call."""
+        ...
 
-    def step(self, call: ToolCall) -> StepResult: ...
+    def step(self, call: ToolCall) -> StepResult:
+        """Apply one action; returns the observation, a step reward and whether the episode ended."""
+        ...
 
-    def score(self, trajectory: Trajectory) -> dict[str, float]: ...
+    def score(self, trajectory: Trajectory) -> dict[str, float]:
+        """Named reward components of the finished run (the total under "reward")."""
+        ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release what the episode holds (connections, processes)."""
+        ...
 
 
 @runtime_checkable
@@ -61,11 +69,17 @@ class Environment(Protocol):
 
     name: str
 
-    def identity(self) -> str: ...
+    def identity(self) -> str:
+        """A stable name of this environment's contents, for caches (global exploration)."""
+        ...
 
-    def tasks(self) -> Sequence[Task]: ...
+    def tasks(self) -> Sequence[Task]:
+        """The tasks of this environment."""
+        ...
 
-    def reset(self, task: Task) -> Episode: ...
+    def reset(self, task: Task) -> Episode:
+        """Start an episode of `task`."""
+        ...
 
 
 AgentFactory = Callable[[list[Tool]], "Agent"]

@@ -128,6 +128,7 @@ class SQLEpisode:
 
     @property
     def tools(self) -> list[Tool]:
+        """The schema-exploration and query tools of this episode."""
         return list(self._tools.values())
 
     def step(self, call: ToolCall) -> StepResult:
@@ -149,6 +150,7 @@ class SQLEpisode:
         return scores
 
     def close(self) -> None:
+        """Close the episode's database connection."""
         if self._runner is not None:
             self._runner.close()
             self._runner = None
@@ -228,9 +230,11 @@ class SQLEnvironment:
         return f"{self.name}:" + (ids[0] if len(ids) == 1 else hashlib.sha256("|".join(ids).encode()).hexdigest()[:16])
 
     def tasks(self) -> list[Task]:
+        """The loaded text-to-SQL tasks."""
         return list(self._tasks)
 
     def reset(self, task: Task) -> SQLEpisode:
+        """Start an episode of `task` on its database."""
         kit = SchemaToolkit(self.database(task), embed=self.embed, max_rows=self.max_rows, timeout_s=self.timeout_s)
         return SQLEpisode(task, kit, self)
 

@@ -105,9 +105,11 @@ class TextGameEpisode:
 
     @property
     def tools(self) -> list[Tool]:
+        """The game's actions, as tools."""
         return list(self._tools)
 
     def step(self, call: ToolCall) -> StepResult:
+        """Play one action in the game."""
         if call.name == "look":
             return StepResult(str(self._infos.get("look", "")).strip())
         if call.name == "inventory":
@@ -130,10 +132,12 @@ class TextGameEpisode:
         return StepResult(text, reward=float(reward), done=self.done)
 
     def score(self, trajectory: Trajectory) -> dict[str, float]:
+        """The game's outcome as reward components: success (also the reward) and progress."""
         success = float(self.success)
         return {"reward": success, "success": success, "progress": max(0.0, min(1.0, self.progress))}
 
     def close(self) -> None:
+        """Close the game."""
         env, self._env = self._env, None
         if env is not None:
             env.close()
@@ -174,13 +178,16 @@ class TextGameEnvironment:
                    fold=spec.get("fold", "train"), step_limit=int(spec.get("step_limit", 30)))
 
     def identity(self) -> str:
+        """The game and its settings, as a stable name."""
         digest = hashlib.sha256(f"{self.game}|{self.params}|{self.fold}".encode()).hexdigest()[:12]
         return f"{self.name}:{digest}"
 
     def tasks(self) -> list[Task]:
+        """One task per game seed."""
         return list(self._tasks)
 
     def reset(self, task: Task) -> TextGameEpisode:
+        """Start the game of `task`."""
         return TextGameEpisode(task, self.step_limit)
 
     def oracle_script(self, task: Task) -> list[Message | str]:

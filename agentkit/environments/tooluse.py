@@ -100,6 +100,7 @@ class SchemaTool(Tool):
                       "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Check arguments against the tool's JSON schema; returns them or raises with what is wrong."""
         props: dict[str, Any] = self.parameters.get("properties", {})
         errors: list[Any] = []
         for name in self.parameters.get("required", []):
@@ -257,12 +258,14 @@ class ToolUseEpisode:
 
     @property
     def tools(self) -> list[Tool]:
+        """The task's tools, built from their JSON schemas."""
         return list(self._tools)
 
     def _handle(self, name: str, arguments: dict[str, Any]) -> str:
         return self.step(ToolCall(name=name, arguments=arguments)).observation
 
     def step(self, call: ToolCall) -> StepResult:
+        """Record the call and answer with the task's scripted response (the calls made are what is scored)."""
         self.calls.append(call)
         responses = self.task.data.get("responses", {})
         text = (responses.get(call.name) or responses.get(self._original_name(call.name))
@@ -274,9 +277,11 @@ class ToolUseEpisode:
                     name)
 
     def score(self, trajectory: Trajectory) -> dict[str, float]:
+        """How well the calls made match the expected calls."""
         return score_calls(calls_in(trajectory), self.task.data["expected"])
 
     def close(self) -> None:
+        """Mark the episode done (nothing else to release)."""
         self.done = True
 
 
@@ -317,6 +322,7 @@ class ToolUseEnvironment:
 
     @staticmethod
     def task_from_entry(entry: dict[str, Any], index: int = 0) -> Task:
+        """A `Task` from one entry of the data set."""
         if not isinstance(entry, dict):
             raise ToolUseTaskError(f"task #{index} is not a JSON object")
         functions = entry.get("function", entry.get("functions", entry.get("tools")))
@@ -329,13 +335,16 @@ class ToolUseEnvironment:
         return Task(id=str(entry.get("id", f"task_{index}")), prompt=_question(entry.get("question", "")), data=data)
 
     def identity(self) -> str:
+        """A hash of every task's function specs, as a stable name."""
         specs = json.dumps([t.data["functions"] for t in self._tasks], sort_keys=True)
         return f"{self.name}:{hashlib.sha256(specs.encode()).hexdigest()[:12]}"
 
     def tasks(self) -> list[Task]:
+        """The data set's tasks."""
         return list(self._tasks)
 
     def reset(self, task: Task) -> ToolUseEpisode:
+        """Start an episode of `task`."""
         return ToolUseEpisode(task)
 
     def oracle_script(self, task: Task) -> list[Message | str]:

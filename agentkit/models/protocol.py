@@ -78,11 +78,16 @@ class Model(Protocol):
 
     def generate(
         self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
-    ) -> ModelResponse: ...
+    ) -> ModelResponse:
+        """One assistant message for `messages`, offered `tools` (with tokens and log-probs when the
+        backend has them)."""
+        ...
 
     def stream(
         self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
-    ) -> Iterator[StreamItem]: ...
+    ) -> Iterator[StreamItem]:
+        """As `generate`, yielding `TextDelta`s as text is produced and the `ModelResponse` last."""
+        ...
 
 
 def collect(stream: Iterator[StreamItem]) -> ModelResponse:
