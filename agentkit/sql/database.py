@@ -4,14 +4,19 @@
     db.table_names(); db.describe("Album")
     print(db.query("SELECT * FROM Album", max_rows=5).render())
 
-Three layers keep the database unchanged:
-1. the statement guard (`agentkit.sql.guard`): one statement, starting SELECT/WITH/VALUES, no write words;
-2. the connection: SQLite is opened with a `mode=ro` URI, `PRAGMA query_only`, an authorizer that denies
-   everything but reading (no writes, ATTACH, state-changing PRAGMA, load_extension) and a length limit;
-   other engines run each query in a transaction declared `READ ONLY` where the dialect has it, always
-   rolled back (give such engines a read-only database user too: that is the real boundary there);
-3. caps: at most `max_rows` rows are fetched, and SQLite queries are interrupted after `timeout_s`
-   by a progress handler (PostgreSQL/MySQL get a statement timeout).
+Three layers keep the database unchanged and every query bounded:
+1. the statement guard (`agentkit.sql.guard`): one statement, starting SELECT/WITH/VALUES, no write words,
+   nothing SQLite would read differently ($$ strings, quoted function names);
+2. the connection (`agentkit.sql.sqlite_safety`): SQLite is opened with a `mode=ro` URI, `PRAGMA
+   query_only`, an authorizer that allows reading and an allowlist of functions only, limits on value
+   size, statement size, result columns and SQLite's heap, and bounded versions of the built-ins whose
+   single call could run for minutes; other engines run each query in a transaction declared
+   `READ ONLY` where the dialect has it, always rolled back (give such engines a read-only database
+   user too: that is the real boundary there);
+3. caps: at most `max_rows` rows and `MAX_RESULT_BYTES` of values are fetched, and SQLite queries are
+   stopped after `timeout_s` (a progress handler, a timer calling `Connection.interrupt()`, and the
+   bounded functions' own check); each query takes its own pooled connection, so one still being
+   stopped never holds up the next (PostgreSQL/MySQL get a statement timeout).
 """
 
 from __future__ import annotations
