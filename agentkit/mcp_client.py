@@ -21,12 +21,14 @@ import shlex
 import tempfile
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from typing import Any
+
+import httpx  # a dependency of openai, so always there
 
 from agentkit.extras import require
 from agentkit.tools import Tool, Toolkit
@@ -122,6 +124,7 @@ class _Connection:
         self.headers = dict(headers or {})
         self.failure: str | None = "not connected"
         self.session: Any = None
+        self._in_flight: set[asyncio.Task[Any]] = set()
         # The server's stderr, kept to explain a crash; closed with the connection.
         self.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self.loop = asyncio.new_event_loop()
@@ -188,20 +191,17 @@ class _Connection:
 
     async def _open_transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
         if is_mcp_url(self.server):
-            import httpx
-            from mcp.client import streamable_http
+            from mcp.client.streamable_http import streamable_http_client
 
-            read_timeout = max(300.0, self.timeout_s + 5)
-            if hasattr(streamable_http, "streamable_http_client"):
-                client = await stack.enter_async_context(httpx.AsyncClient(
-                    headers=self.headers, timeout=httpx.Timeout(30.0, read=read_timeout), follow_redirects=True))
-                streams = await stack.enter_async_context(
-                    streamable_http.streamable_http_client(str(self.server), http_client=client))
-            else:  # mcp < 1.24
-                streams = await stack.enter_async_context(
-                    streamable_http.streamablehttp_client(str(self.server), headers=self.headers,
-                                                          sse_read_timeout=read_timeout))
-            return streams[0], streams[1]
+            # The SDK leaves a request pending when its HTTP stream breaks (the server died mid-call);
+            # the watched transport notices the broken connection and fails the calls in flight.
+            transport = _WatchedTransport(httpx.AsyncHTTPTransport(), self._connection_broke)
+            client = await stack.enter_async_context(httpx.AsyncClient(
+                transport=transport, headers=self.headers, follow_redirects=True,
+                timeout=httpx.Timeout(30.0, read=max(300.0, self.timeout_s + 5))))
+            read, write, _ = await stack.enter_async_context(streamable_http_client(str(self.server),
+                                                                                    http_client=client))
+            return read, write
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         argv = shlex.split(self.server) if isinstance(self.server, str) else list(self.server)
@@ -259,7 +259,25 @@ class _Connection:
         session = self.session
         if session is None:
             raise MCPToolError(f"MCP server {self.label} is not connected: {self.failure}")
-        return await session.call_tool(tool_name, arguments, read_timeout_seconds=timedelta(seconds=self.timeout_s))
+        task = asyncio.current_task()
+        assert task is not None
+        self._in_flight.add(task)
+        try:
+            return await session.call_tool(tool_name, arguments,
+                                           read_timeout_seconds=timedelta(seconds=self.timeout_s))
+        except asyncio.CancelledError:
+            if self.failure is None:
+                raise
+            raise MCPToolError(f"MCP server {self.label} went away: {self.failure}") from None
+        finally:
+            self._in_flight.discard(task)
+
+    def _connection_broke(self, exc: BaseException) -> None:
+        """Called on the loop when an HTTP connection to the server breaks: fail the calls in flight."""
+        if self.failure is None and self.session is not None:
+            self.failure = f"the connection broke ({_describe(exc)})"
+        for task in list(self._in_flight):
+            task.cancel()
 
     def _call_failed(self, tool_name: str, exc: Exception) -> MCPToolError:
         from mcp.shared.exceptions import McpError
@@ -285,6 +303,46 @@ class _Connection:
         except (OSError, ValueError):
             return ""
         return f"\nserver stderr (last lines):\n{tail}" if tail else ""
+
+
+class _WatchedTransport(httpx.AsyncBaseTransport):
+    """An httpx transport that reports broken connections (not time-outs) to `on_break`."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, on_break: Callable[[BaseException], None]) -> None:
+        self.inner = inner
+        self.on_break = on_break
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await self.inner.handle_async_request(request)
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            self.on_break(exc)
+            raise
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        response.stream = _WatchedStream(response.stream, self.on_break)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _WatchedStream(httpx.AsyncByteStream):
+    """A response body that reports a connection broken while reading it."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, on_break: Callable[[BaseException], None]) -> None:
+        self.inner = inner
+        self.on_break = on_break
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self.inner:
+                yield chunk
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            self.on_break(exc)
+            raise
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def render_content(result: Any) -> str:

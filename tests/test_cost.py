@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,8 +31,9 @@ def base_url() -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, STANDIN, "--port", str(port), "--served-model-name", PRICED],
                             stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and "ready" in proc.stdout.readline()
-    time.sleep(0.1)
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline() for _ in range(2)]  # "starting ...", then "ready"
+    assert "ready" in lines[-1], lines
     yield f"http://127.0.0.1:{port}/v1"
     proc.terminate()
     proc.wait(timeout=10)

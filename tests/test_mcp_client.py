@@ -191,10 +191,13 @@ def test_http_server_crashing_mid_call_is_an_observation() -> None:
     try:
         with Toolkit.from_mcp(url, timeout_s=20) as kit:
             model = ScriptedModel([call("crash"), call("add", a=1, b=2), "gone"])
+            start = time.monotonic()
             result = Agent(model, tools=[kit]).run("crash it")
             crashed, after = observations(result)
-            assert crashed.is_error and after.is_error
-            assert result.answer == "gone"
+            assert crashed.is_error and "went away" in crashed.content
+            assert after.is_error and "not connected" in after.content
+            assert time.monotonic() - start < 15  # the broken connection is noticed, not the 20 s limit
+            assert result.answer == "gone" and not kit.connected
         assert proc.wait(timeout=10) == 3
     finally:
         if proc.poll() is None:
