@@ -286,34 +286,11 @@ class Agent:
         reward_fn: RewardFn | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Iterator[Event]:
-        started = time.perf_counter()
         trajectory = Trajectory(
             task=task, task_id=task_id, model=getattr(self.model, "name", type(self.model).__name__),
             planner=self.planner.name, metadata=dict(metadata or {}),
         )
-        trace = self._tracer.start_run(trajectory, self.model) if self._tracer is not None else None
-        try:
-            run = RunContext(task=task, model=self.model, tools=self.tools, trajectory=trajectory,
-                             settings=self.settings,
-                             call_hook=trace.traced_call(self._call_model) if trace else self._call_model)
-
-            # Before the loop: extensions add context, the planner explores and maps.
-            for ext in self.extensions:
-                ext.before_run(run)
-                yield from run.drain_events()
-            self.planner.prepare(run)
-            yield from run.drain_events()
-
-            messages = trajectory.messages
-            messages.append(Message.system(self._system_prompt(run)))
-            messages.extend(history)
-            messages.append(Message.user(task))
-            yield PhaseStarted("act")
-            yield from self._loop(run, trace, streaming=streaming, reward_fn=reward_fn, started=started)
-        except BaseException as exc:
-            if trace is not None and not trace.ended:
-                trace.end(trajectory, exc)
-            raise
+        return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, history=history)
 
     def _resume(self, state: RunState | RunResult | str, decisions: Decisions, *, streaming: bool,
                 reward_fn: RewardFn | None) -> Iterator[Event]:
@@ -325,20 +302,35 @@ class Agent:
         state.check()
         chosen = resolve_decisions(state, decisions)
         trajectory = state.trajectory.model_copy(deep=True)  # the caller's state stays resumable as it was
-        return self._resumed(trajectory, state.pending, chosen, streaming=streaming, reward_fn=reward_fn)
+        return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, resume=(state.pending, chosen))
 
-    def _resumed(self, trajectory: Trajectory, pending: list[ToolCall], decisions: dict[str, Decision], *,
-                 streaming: bool, reward_fn: RewardFn | None) -> Iterator[Event]:
+    def _execute(self, trajectory: Trajectory, *, streaming: bool, reward_fn: RewardFn | None,
+                 history: Sequence[Message] = (),
+                 resume: tuple[list[ToolCall], dict[str, Decision]] | None = None) -> Iterator[Event]:
+        """Start a run (its task is the trajectory's), or continue a paused one with its decisions."""
         started = time.perf_counter()
-        trace = self._tracer.start_run(trajectory, self.model, resumed=True) if self._tracer is not None else None
+        trace = (self._tracer.start_run(trajectory, self.model, resumed=resume is not None)
+                 if self._tracer is not None else None)
         try:
             run = RunContext(task=trajectory.task, model=self.model, tools=self.tools, trajectory=trajectory,
                              settings=self.settings,
                              call_hook=trace.traced_call(self._call_model) if trace else self._call_model)
-            record_decisions(trajectory, pending, decisions)
+            if resume is None:
+                # Before the loop: extensions add context, the planner explores and maps.
+                for ext in self.extensions:
+                    ext.before_run(run)
+                    yield from run.drain_events()
+                self.planner.prepare(run)
+                yield from run.drain_events()
+                messages = trajectory.messages
+                messages.append(Message.system(self._system_prompt(run)))
+                messages.extend(history)
+                messages.append(Message.user(trajectory.task))
+            else:
+                record_decisions(trajectory, *resume)
             yield PhaseStarted("act")
             yield from self._loop(run, trace, streaming=streaming, reward_fn=reward_fn, started=started,
-                                  resume=(trajectory.messages[-1], decisions))
+                                  resume=None if resume is None else (trajectory.messages[-1], resume[1]))
         except BaseException as exc:
             if trace is not None and not trace.ended:
                 trace.end(trajectory, exc)
