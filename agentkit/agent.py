@@ -231,7 +231,8 @@ class Agent:
                reward_fn: RewardFn | None = None) -> RunResult:
         """Continue a paused run with a decision for each pending call (by call id: `approve()`,
         `deny(reason)`, or a bool). `state` may be a `RunState`, its JSON, or the paused `RunResult`.
-        The result may pause again at a later call."""
+        The result may pause again at a later call. A run is scored (`reward_fn`), learnt from by the
+        extensions and logged when it finishes, so pass `reward_fn` here, not to the paused `run`."""
         for event in self._resume(state, decisions, streaming=False, reward_fn=reward_fn):
             if isinstance(event, RunFinished):
                 return event.result
@@ -561,10 +562,15 @@ class Agent:
                 delay *= 2
 
 
+def tracing_from_env() -> bool:
+    """Whether `AGENTKIT_OTEL` asks for tracing (1, true, yes or on)."""
+    return os.environ.get(OTEL_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _make_tracer(tracing: bool | Any) -> RunTracer | None:
     """The run tracer, or None when tracing is off (then OpenTelemetry is not even imported)."""
     if tracing is None:
-        tracing = os.environ.get(OTEL_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+        tracing = tracing_from_env()
     if tracing is False:
         return None
     from agentkit.tracing import RunTracer
