@@ -76,6 +76,8 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 class Tool:
     """A callable tool: name, description, argument model, and how to run it safely."""
 
+    requires_approval: ApprovalRule = False  # also for subclasses that build themselves without __init__
+
     def __init__(
         self,
         fn: Callable[..., Any],
