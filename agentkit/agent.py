@@ -238,7 +238,8 @@ class Agent:
                reward_fn: RewardFn | None = None) -> RunResult:
         """Continue a paused run with a decision for each pending call (by call id: `approve()`,
         `deny(reason)`, or a bool). `state` may be a `RunState`, its JSON, or the paused `RunResult`.
-        The result may pause again at a later call."""
+        The result may pause again at a later call. A run is scored (`reward_fn`), learnt from by the
+        extensions and logged when it finishes, so pass `reward_fn` here, not to the paused `run`."""
         for event in self._resume(state, decisions, streaming=False, reward_fn=reward_fn):
             if isinstance(event, RunFinished):
                 return event.result
@@ -299,34 +300,11 @@ class Agent:
         reward_fn: RewardFn | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Generator[Event, None, None]:
-        started = time.perf_counter()
         trajectory = Trajectory(
             task=task, task_id=task_id, model=getattr(self.model, "name", type(self.model).__name__),
             planner=self.planner.name, metadata=dict(metadata or {}),
         )
-        trace = self._tracer.start_run(trajectory, self.model) if self._tracer is not None else None
-        try:
-            run = RunContext(task=task, model=self.model, tools=self.tools, trajectory=trajectory,
-                             settings=self.settings,
-                             call_hook=trace.traced_call(self._call_model) if trace else self._call_model)
-
-            # Before the loop: extensions add context, the planner explores and maps.
-            for ext in self.extensions:
-                ext.before_run(run)
-                yield from run.drain_events()
-            self.planner.prepare(run)
-            yield from run.drain_events()
-
-            messages = trajectory.messages
-            messages.append(Message.system(self._system_prompt(run)))
-            messages.extend(history)
-            messages.append(Message.user(task))
-            yield PhaseStarted("act")
-            yield from self._loop(run, trace, streaming=streaming, reward_fn=reward_fn, started=started)
-        except BaseException as exc:
-            if trace is not None and not trace.ended:
-                trace.end(trajectory, exc)
-            raise
+        return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, history=history)
 
     def _resume(self, state: RunState | RunResult | str, decisions: Decisions, *, streaming: bool,
                 reward_fn: RewardFn | None) -> Iterator[Event]:
@@ -338,20 +316,35 @@ class Agent:
         state.check()
         chosen = resolve_decisions(state, decisions)
         trajectory = state.trajectory.model_copy(deep=True)  # the caller's state stays resumable as it was
-        return self._resumed(trajectory, state.pending, chosen, streaming=streaming, reward_fn=reward_fn)
+        return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, resume=(state.pending, chosen))
 
-    def _resumed(self, trajectory: Trajectory, pending: list[ToolCall], decisions: dict[str, Decision], *,
-                 streaming: bool, reward_fn: RewardFn | None) -> Iterator[Event]:
+    def _execute(self, trajectory: Trajectory, *, streaming: bool, reward_fn: RewardFn | None,
+                 history: Sequence[Message] = (),
+                 resume: tuple[list[ToolCall], dict[str, Decision]] | None = None) -> Iterator[Event]:
+        """Start a run (its task is the trajectory's), or continue a paused one with its decisions."""
         started = time.perf_counter()
-        trace = self._tracer.start_run(trajectory, self.model, resumed=True) if self._tracer is not None else None
+        trace = (self._tracer.start_run(trajectory, self.model, resumed=resume is not None)
+                 if self._tracer is not None else None)
         try:
             run = RunContext(task=trajectory.task, model=self.model, tools=self.tools, trajectory=trajectory,
                              settings=self.settings,
                              call_hook=trace.traced_call(self._call_model) if trace else self._call_model)
-            record_decisions(trajectory, pending, decisions)
+            if resume is None:
+                # Before the loop: extensions add context, the planner explores and maps.
+                for ext in self.extensions:
+                    ext.before_run(run)
+                    yield from run.drain_events()
+                self.planner.prepare(run)
+                yield from run.drain_events()
+                messages = trajectory.messages
+                messages.append(Message.system(self._system_prompt(run)))
+                messages.extend(history)
+                messages.append(Message.user(trajectory.task))
+            else:
+                record_decisions(trajectory, *resume)
             yield PhaseStarted("act")
             yield from self._loop(run, trace, streaming=streaming, reward_fn=reward_fn, started=started,
-                                  resume=(trajectory.messages[-1], decisions))
+                                  resume=None if resume is None else (trajectory.messages[-1], resume[1]))
         except BaseException as exc:
             if trace is not None and not trace.ended:
                 trace.end(trajectory, exc)
@@ -562,10 +555,15 @@ class Agent:
                                    committed=lambda item: isinstance(item, TextDelta))
 
 
+def tracing_from_env() -> bool:
+    """Whether `AGENTKIT_OTEL` asks for tracing (1, true, yes or on)."""
+    return os.environ.get(OTEL_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _make_tracer(tracing: bool | Any) -> RunTracer | None:
     """The run tracer, or None when tracing is off (then OpenTelemetry is not even imported)."""
     if tracing is None:
-        tracing = os.environ.get(OTEL_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+        tracing = tracing_from_env()
     if tracing is False:
         return None
     from agentkit.tracing import RunTracer

@@ -44,12 +44,14 @@ class OutputSpec:
         except Exception as exc:
             raise TypeError(f"output_type {output_type!r} has no JSON schema: {exc}") from exc
         self.wrapped = not (schema.get("type") == "object" and "properties" in schema)
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():  # as for tools: titles only repeat the names
+            prop.pop("title", None)
         if self.wrapped:
             defs = schema.pop("$defs", None)
             schema = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
             if defs:
                 schema["$defs"] = defs
-        schema.pop("title", None)
         self.spec: dict[str, Any] = {
             "type": "function",
             "function": {

@@ -92,6 +92,8 @@ class Tool:
     unknown names are checked here; the tool's owner validates the rest.
     """
 
+    requires_approval: ApprovalRule = False  # also for subclasses that build themselves without __init__
+
     def __init__(
         self,
         fn: Callable[..., Any],

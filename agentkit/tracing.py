@@ -7,8 +7,10 @@ the agent then imports this module (and OpenTelemetry) and makes, per run:
   `gen_ai.conversation.id`, the trajectory id),
 - `chat {model}` for each model call (extensions' and planners' calls included), with
   `gen_ai.usage.input_tokens` / `output_tokens`,
-- `execute_tool {name}` for each tool call, with `gen_ai.tool.name` and `gen_ai.tool.call.id`;
-  a failed call has status ERROR and `error.type`.
+- `execute_tool {name}` for each tool call that runs, with `gen_ai.tool.name` and
+  `gen_ai.tool.call.id`; a failed call has status ERROR and `error.type` (the exception's class, or
+  timeout / invalid_arguments / unknown_tool). Denied calls do not run and have no span; nor has the
+  typed-output `final_result` call, which is checked in-process (see `trajectory.output_checks`).
 
 Like any library, agentkit only uses the OpenTelemetry API: spans go to the application's global
 tracer provider (or to the provider passed as `Agent(tracing=provider)`), and are sent nowhere unless
@@ -143,14 +145,11 @@ class RunSpans:
         return span, start
 
     @staticmethod
-    def end_tool_call(span: Span, start_ns: int, outcome: ToolOutcome | None, error_type: str | None = None) -> None:
+    def end_tool_call(span: Span, start_ns: int, outcome: ToolOutcome) -> None:
         """Close a tool span at its start + the call's duration; a failed call gets status ERROR."""
-        if outcome is not None and outcome.is_error:
-            _fail(span, error_type or tool_error_type(outcome.content), outcome.content[:200])
-        elif error_type is not None:
-            _fail(span, error_type, "")
-        end = start_ns + int(outcome.duration_s * 1e9) if outcome is not None and outcome.duration_s else None
-        span.end(end_time=end)
+        if outcome.is_error:
+            _fail(span, tool_error_type(outcome.content), outcome.content[:200])
+        span.end(end_time=start_ns + int(outcome.duration_s * 1e9) if outcome.duration_s else None)
 
     def end(self, trajectory: Trajectory, error: BaseException | None = None) -> None:
         """Close the run span with the run's totals and how it stopped."""

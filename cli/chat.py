@@ -14,7 +14,6 @@ The chat is built from parts other modules can extend:
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -27,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agentkit.agent import DEFAULT_INSTRUCTIONS, OTEL_ENV, Agent, RunResult
+from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult, tracing_from_env
 from agentkit.approval import ApprovalPolicy, Decision, approve, deny, policy_from_spec
 from agentkit.builtin_tools import builtin_tools, parse_tool_names
 from agentkit.cli.console import EventPrinter, format_call, load_model
@@ -413,7 +412,7 @@ def run_chat(
         if config.allow_dir is not None and not Path(config.allow_dir).is_dir():
             raise ValueError(f"--allow-dir {config.allow_dir} is not a directory")
         approval = policy_from_spec(config.ask)
-        if config.otel or os.environ.get(OTEL_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+        if config.otel or tracing_from_env():
             from agentkit.tracing import exporting_provider
 
             tracer_provider = exporting_provider()

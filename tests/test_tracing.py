@@ -159,3 +159,61 @@ def test_exporting_provider_prints_spans_without_an_endpoint(monkeypatch) -> Non
     assert '"name": "invoke_agent"' in text and '"name": "chat scripted"' in text
     first = json.loads(text[: text.index("\n}") + 2])
     assert first["resource"]["attributes"]["service.name"] == "agentkit"
+
+
+class OTLPCollector:
+    """A real HTTP endpoint that takes what an OTLP/HTTP exporter posts (protobuf bodies)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.posts: list[tuple[str, bytes]] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.posts.append((self.path, body))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_chat_otel_exports_over_otlp_when_an_endpoint_is_set_else_to_stderr(tmp_path) -> None:
+    import json
+    import os
+
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"tool": "calculator", "arguments": {"expression": "6 * 7"}}, "42"]))
+    argv = [sys.executable, "-m", "agentkit.cli.main", "chat", "--model", f"script:{script}", "--otel"]
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENTKIT_OTEL"))}
+    collector = OTLPCollector()
+    try:
+        proc = subprocess.run(argv, input="6*7?\n", capture_output=True, text=True, timeout=120,
+                              env={**base_env, "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url})
+    finally:
+        collector.close()
+    assert proc.returncode == 0, proc.stderr
+    assert "42" in proc.stdout and "invoke_agent" not in proc.stderr
+    paths = {path for path, _ in collector.posts}
+    body = b"".join(b for _, b in collector.posts)
+    assert paths == {"/v1/traces"}
+    for name in (b"invoke_agent", b"chat script:", b"execute_tool calculator", b"gen_ai.tool.call.id"):
+        assert name in body
+    # No endpoint: the spans are printed to stderr as JSON; stdout stays the chat's.
+    proc = subprocess.run(argv, input="6*7?\n", capture_output=True, text=True, timeout=120, env=base_env)
+    assert proc.returncode == 0, proc.stderr
+    assert '"name": "execute_tool calculator"' in proc.stderr and "execute_tool" not in proc.stdout

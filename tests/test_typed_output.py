@@ -158,3 +158,31 @@ def test_final_call_in_a_reply_with_other_calls_runs_them_first() -> None:
     result = Agent(model, tools=[add], output_type=int).run("t")
     assert result.output == 2
     assert [m.content for m in result.trajectory.messages if m.role == "tool"] == ["2", "Final result accepted."]
+
+
+def test_through_an_openai_compatible_server_native_and_text_protocol() -> None:
+    from test_models_openai import ChatServer, completion, model_for, tool_call
+
+    server = ChatServer()
+    try:
+        # Native tool calling: the final_result tool is offered with the type's schema.
+        server.reply(completion(None, [tool_call(FINAL_RESULT_TOOL, '{"name": "Oslo", "population": "lots"}',
+                                                 "call_1")], finish="tool_calls"))
+        server.reply(completion(None, [tool_call(FINAL_RESULT_TOOL, '{"name": "Oslo", "population": 709000}',
+                                                 "call_2")], finish="tool_calls"))
+        result = Agent(model_for(server), output_type=City).run("Largest city of Norway?")
+        assert result.output == City(name="Oslo", population=709_000)
+        [offered] = server.requests[0]["tools"]
+        assert offered["function"]["name"] == FINAL_RESULT_TOOL
+        assert offered["function"]["parameters"]["properties"]["population"] == {"type": "integer"}
+        feedback = server.requests[1]["messages"][-1]
+        assert feedback["role"] == "tool" and feedback["tool_call_id"] == "call_1"
+        assert "population: Input should be a valid integer" in feedback["content"]
+        # The text protocol: the tool is described in the prompt, the call comes back as text.
+        server.reply(completion('<tool_call>{"name": "final_result", "arguments": {"result": [3, 4]}}</tool_call>'))
+        result = Agent(model_for(server, native_tools=False), output_type=list[int]).run("Two numbers?")
+        assert result.output == [3, 4]
+        system = server.requests[2]["messages"][0]["content"]
+        assert "final_result: Give your final answer as structured data." in system
+    finally:
+        server.close()
