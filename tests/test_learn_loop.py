@@ -276,3 +276,14 @@ def test_notes_on_the_tooluse_environment_roll_back_when_they_do_not_help(tmp_pa
     assert report.details["notes"]["notes_in_notebook"] == 0
     runs = _read(tmp_path / "run" / "trajectories" / "train-notes.jsonl")
     assert runs and {t.task_id for t in runs} <= set(report.train_tasks)
+
+
+def test_a_heldout_environment_takes_its_tasks_out_of_training(tmp_path: Path) -> None:
+    records = [json.loads(line) for line in CLINIC_TASKS.read_text().splitlines()[:8]]
+    env = SQLEnvironment(db=CLINIC_DB, tasks=records[:6], name="sql-clinic-train")
+    held = SQLEnvironment(db=CLINIC_DB, tasks=records[4:8], name="sql-clinic-held")  # overlaps on 2 tasks
+    report = learn(env, LearningScript([env, held]), budget="2ep", methods=("skills",), out=tmp_path / "run",
+                   heldout=held, **OPTIONS)
+    assert report.heldout_tasks == [r["id"] for r in records[4:8]]
+    assert report.train_tasks == [r["id"] for r in records[:4]]  # the overlapping two are not learned on
+    assert report.before.tasks == 4 and report.before.environment == "sql-clinic-held"
