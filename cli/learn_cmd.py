@@ -56,7 +56,8 @@ def register(app: typer.Typer) -> None:
         max_steps: int = typer.Option(8, "--max-steps", min=1, help="Agent steps per episode."),
         max_tokens: int = typer.Option(512, "--max-tokens", min=16, help="Most tokens per model reply."),
         temperature: float = typer.Option(0.7, "--temperature", help="Sampling while learning (evals: greedy)."),
-        notes_threshold: float = typer.Option(0.35, "--notes-threshold", help="Note retrieval cosine."),
+        notes_threshold: float = typer.Option(0.4, "--notes-threshold", help="Note retrieval cosine "
+                                               "(0.4: chosen by tests/benchmarks/bench_note_threshold.py)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
     ) -> None:
         """Learn skills, notes and/or a LoRA adapter from the agent's own runs; report held-out success."""

@@ -11,11 +11,15 @@ import typer
 PATH_HELP = "Notebook folder (or .json file); default $AGENTKIT_HOME/notes."
 
 
-def _open(path: Path | None, threshold: float = 0.7) -> Any:
+def _open(path: Path | None, threshold: float | None = None) -> Any:
     from agentkit.memory import default_notes_path
     from agentkit.memory.notebook import MistakeNotebook
 
     try:
+        if threshold is None:
+            from agentkit.memory.notebook import DEFAULT_THRESHOLD
+
+            threshold = DEFAULT_THRESHOLD
         return MistakeNotebook.open(path or default_notes_path(), threshold=threshold)
     except (ValueError, RuntimeError) as exc:
         typer.echo(f"Cannot open the notebook: {exc}", err=True)
@@ -64,13 +68,13 @@ def register(app: typer.Typer) -> None:
     @notes.command("search")
     def search(text: str = typer.Argument(..., help="A task; notes are matched by their subject."),
                k: int = typer.Option(3, "--k", help="Most notes shown."),
-               threshold: float = typer.Option(0.7, "--threshold", help="Least cosine similarity."),
+               threshold: float | None = typer.Option(None, "--threshold", help="Least cosine (default 0.4)."),
                path: Path | None = typer.Option(None, "--path", help=PATH_HELP)) -> None:
         """The notes a run on TEXT would be shown, with their cosine similarity."""
         book = _open(path, threshold)
         found = book.search(text, k=k)
         if not found:
-            typer.echo(f"No note reaches cosine {threshold} for this text.")
+            typer.echo(f"No note reaches cosine {book.threshold} for this text.")
             return
         for note, score in found:
             typer.echo(f"{score:.3f}  {note.id}  {_short(note.subject, 90)}")
@@ -96,7 +100,8 @@ def register(app: typer.Typer) -> None:
         db: str | None = typer.Option(None, "--db", help="Database for --reward sql (default: the shipped Chinook)."),
         steps: int = typer.Option(1, "--steps", help="Learn steps over the same batch."),
         batch: int = typer.Option(0, "--batch", help="Tasks per step (0: all of them)."),
-        threshold: float = typer.Option(0.7, "--threshold", help="Least task–subject cosine for a note to be shown."),
+        threshold: float | None = typer.Option(None, "--threshold",
+                                               help="Least task–subject cosine for a note to be shown (default 0.4)."),
         max_steps: int = typer.Option(12, "--max-steps", help="Most model turns per run."),
         max_tokens: int = typer.Option(256, "--max-tokens", help="Most tokens per model reply."),
         path: Path | None = typer.Option(None, "--path", help=PATH_HELP),

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from agentkit.memory.learn import LearnReport
 
 NOTEBOOK_FORMAT = "agentkit.notebook"
+DEFAULT_THRESHOLD = 0.4
+"""Least task–subject cosine for a note to be shown. METHODS.md's ~0.7 never fires with the packaged MiniLM:
+on the shipped SQL tasks relevant subjects score a median 0.34 (max 0.59), irrelevant ones 0.19; 0.4 is the
+highest threshold within 10% of the best F1 (tests/benchmarks/bench_note_threshold.py, RESULTS.md)."""
 log = logging.getLogger(__name__)
 
 
@@ -55,7 +59,7 @@ class MistakeNotebook:
 
     name = "notes"
 
-    def __init__(self, file: Path, index: str, embedder: Embedder, *, threshold: float = 0.7,
+    def __init__(self, file: Path, index: str, embedder: Embedder, *, threshold: float = DEFAULT_THRESHOLD,
                  top_k: int = 3, collection: str = "notes") -> None:
         self.file = file
         self.index_location = index
@@ -68,7 +72,8 @@ class MistakeNotebook:
 
     # -- opening and saving ---------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, embedder: Embedder | None = None, *, threshold: float = 0.7, top_k: int = 3,
+    def open(cls, path: str | Path, embedder: Embedder | None = None, *, threshold: float = DEFAULT_THRESHOLD,
+             top_k: int = 3,
              index: str | Path | None = None) -> MistakeNotebook:
         """Open the notebook at `path`: a folder (holding notes.json and the index) or a .json file.
 

@@ -256,3 +256,34 @@ def test_rl_method_produces_a_loadable_adapter(tmp_path: Path) -> None:
     assert again.keys() == trained.keys()
     assert all(torch.equal(again[n], trained[n]) for n in trained)
     assert loaded.name == f"local:{base}+{adapter}"
+
+
+def test_notes_on_the_tooluse_environment_roll_back_when_they_do_not_help(tmp_path: Path) -> None:
+    """Any environment works: on tool use, a model that never calls a tool fails with or without notes,
+    so every Mistake Notebook Learning batch ties and is rolled back, leaving no notes."""
+    from agentkit.environments.tooluse import ToolUseEnvironment
+
+    def reply(messages: Sequence[Message], tools: Any) -> str:
+        if messages[0].content == ANALYST_SYSTEM:
+            return LearningScript([]).reply(messages, tools)
+        return "I cannot help with that."
+
+    env = ToolUseEnvironment.sample()
+    report = learn(env, FunctionModel(reply), budget="3ep", methods=("notes",), out=tmp_path / "run", seed=0,
+                   **OPTIONS)
+    assert report.before.success_rate == 0.0 and report.after.success_rate == 0.0
+    assert report.details["notes"]["rolled_back"] == report.details["notes"]["batches"] >= 1
+    assert report.details["notes"]["notes_in_notebook"] == 0
+    runs = _read(tmp_path / "run" / "trajectories" / "train-notes.jsonl")
+    assert runs and {t.task_id for t in runs} <= set(report.train_tasks)
+
+
+def test_a_heldout_environment_takes_its_tasks_out_of_training(tmp_path: Path) -> None:
+    records = [json.loads(line) for line in CLINIC_TASKS.read_text().splitlines()[:8]]
+    env = SQLEnvironment(db=CLINIC_DB, tasks=records[:6], name="sql-clinic-train")
+    held = SQLEnvironment(db=CLINIC_DB, tasks=records[4:8], name="sql-clinic-held")  # overlaps on 2 tasks
+    report = learn(env, LearningScript([env, held]), budget="2ep", methods=("skills",), out=tmp_path / "run",
+                   heldout=held, **OPTIONS)
+    assert report.heldout_tasks == [r["id"] for r in records[4:8]]
+    assert report.train_tasks == [r["id"] for r in records[:4]]  # the overlapping two are not learned on
+    assert report.before.tasks == 4 and report.before.environment == "sql-clinic-held"

@@ -51,7 +51,7 @@ def test_learn_then_list_show_search_and_remove(tmp_path: Path) -> None:
     found = runner.invoke(app, ["notes", "search", "tracks per genre?", "--threshold", "0.3", "--path", book])
     assert found.exit_code == 0 and note_id in found.output
     none = runner.invoke(app, ["notes", "search", "capital of France", "--path", book])
-    assert "No note reaches cosine 0.7" in none.output
+    assert "No note reaches cosine 0.4" in none.output
     missing = runner.invoke(app, ["notes", "show", "note_nope", "--path", book])
     assert missing.exit_code == 1
     removed = runner.invoke(app, ["notes", "rm", note_id, "--path", book])

@@ -109,8 +109,8 @@ def test_bad_files_get_clear_errors(tmp_path: Path, embedder: Embedder) -> None:
 
 
 def test_retrieval_threshold_and_top_k(tmp_path: Path, embedder: Embedder) -> None:
-    book = MistakeNotebook.open(tmp_path / "n.json", embedder)  # the default threshold, 0.7
-    assert book.threshold == 0.7 and book.top_k == 3
+    book = MistakeNotebook.open(tmp_path / "n.json", embedder)  # the default threshold, 0.4
+    assert book.threshold == 0.4 and book.top_k == 3
     genre = make_note()
     book.add([genre, make_note(COUNTRY_SUBJECT)])
     scored = book.search("How many tracks are in each genre?", threshold=-1.0)
@@ -120,7 +120,7 @@ def test_retrieval_threshold_and_top_k(tmp_path: Path, embedder: Embedder) -> No
     just_below = book.search("How many tracks are in each genre?", threshold=top_score - 1e-3)
     assert [n.id for n, _ in just_below] == [genre.id]
     assert book.search("How many tracks are in each genre?", threshold=top_score + 1e-3) == []
-    assert book.search("What is the capital of France?") == []  # unrelated: below 0.7
+    assert book.search("What is the capital of France?") == []  # unrelated: below 0.4
     assert len(book.search("music store", k=1, threshold=-1.0)) == 1
 
 

@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unseen-limit", type=int, default=None, help="only the first N clinic tasks")
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--max-tokens", type=int, default=256)
-    parser.add_argument("--notes-threshold", type=float, default=0.35)
+    parser.add_argument("--notes-threshold", type=float, default=0.4)
     parser.add_argument("--out", type=Path, default=Path("bench-out/learn"))
     args = parser.parse_args(argv)
 

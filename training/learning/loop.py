@@ -30,7 +30,7 @@ from typing import Any
 
 from agentkit.environments.base import Environment, Task
 from agentkit.evaluation import EvalConfig, evaluate
-from agentkit.memory.notebook import atomic_write
+from agentkit.memory.notebook import DEFAULT_THRESHOLD, atomic_write
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
 from agentkit.training.learning.methods import (
@@ -127,7 +127,7 @@ def learn(
     max_tokens: int | None = 512,
     instructions: str | None = None,
     skill_options: dict[str, Any] | None = None,
-    notes_threshold: float = 0.35,
+    notes_threshold: float = DEFAULT_THRESHOLD,
     notes_batch: int = 4,
     rl_config: Any = None,
     on_event: Callable[[LearnEvent], None] | None = None,

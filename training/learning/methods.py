@@ -22,6 +22,7 @@ from typing import Any
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
 from agentkit.environments.base import Environment, Task, run_episode, succeeded
+from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
 from agentkit.trajectory import Trajectory, append_jsonl
@@ -72,7 +73,7 @@ class LearnContext:
     train_settings: GenerationSettings
     instructions: str | None = None
     skill_options: dict[str, Any] = field(default_factory=dict)
-    notes_threshold: float = 0.35
+    notes_threshold: float = DEFAULT_THRESHOLD
     notes_batch: int = 4
     rl_config: Any = None
 
