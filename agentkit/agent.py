@@ -14,7 +14,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,6 +167,9 @@ class Agent:
         self.max_steps = max_steps
         self.settings = settings or GenerationSettings()
         self.log = Path(log) if log else None
+        if self.log is not None and not self.settings.logprobs and getattr(self.model, "token_ids", False):
+            # a logged run is training data: a server that returns token ids (vLLM) is asked for them
+            self.settings = replace(self.settings, logprobs=True)
         self.max_retries = max_retries
         self.samples = samples
         self.approval = approval

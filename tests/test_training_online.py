@@ -205,3 +205,33 @@ def test_metrics_log_survives_a_torn_line(tmp_path: Path, caplog: pytest.LogCapt
         f.write('{"step": 4, "lo')
     appended.write({"step": 4, "loss": 0.0625})  # a writer closes a torn line off before its record
     assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2, 3, 4]
+
+
+def test_play_runs_episodes_concurrently_in_task_order() -> None:
+    import threading
+    import time
+
+    from agentkit.training.online import play
+
+    class Engine:
+        made = 0
+
+        def model(self) -> None:
+            Engine.made += 1
+
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def episode(task: int) -> Trajectory:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return Trajectory(task=str(task))
+
+    out = play(list(range(8)), episode, 4, Engine())
+    assert [t.task for t in out] == [str(i) for i in range(8)]
+    assert peak[0] == 4 and Engine.made == 1  # bounded pool; the policy is shipped once, before the pool
+    peak[0] = 0
+    assert [t.task for t in play([1, 2], episode, 1, Engine())] == ["1", "2"] and peak[0] == 1

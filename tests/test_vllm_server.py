@@ -177,8 +177,8 @@ def test_model_talks_to_the_server_through_the_openai_backend() -> None:
 
         # What training needs from a served model: token ids and log-probs of the sampled tokens.
         traced = server.model().generate([Message.user("one two three")], settings=GenerationSettings(logprobs=True))
-        assert traced.tokens is not None and len(traced.tokens.completion_ids) == 4
-        assert len(traced.tokens.logprobs) == 4 and traced.tokens.prompt_ids
+        assert traced.tokens is not None and len(traced.tokens.completion_ids) == 5  # 4 words + end of turn
+        assert len(traced.tokens.logprobs) == 5 and traced.tokens.prompt_ids
 
         # The SDK end to end: native tool calling through the server, then a final answer.
         result = Agent(server.model(), [shout], max_steps=4).run("please call shout now")

@@ -62,6 +62,16 @@ class TrainConfig(BaseModel):
     """π_old for the ratio: the log-probs recorded at generation ("logged", free and exact for
     on-policy data), the current policy detached ("current": ratio 1, plain policy gradient), or a
     no-grad forward pass at the start of each step ("recompute")."""
+    rollout_correction: Literal["none", "tis", "mis", "tis+mis"] = "none"
+    """Training–inference mismatch correction (training/correction.py) for rollouts whose log-probs are
+    not the trainer's (vLLM): π_old is then the trainer's own no-grad pass, and each token's term is
+    weighted by truncated IS (tis), its sequence masked when far off (mis), or both."""
+    tis_cap: float = 2.0
+    """C in the TIS weight min(π_train/π_rollout, C)."""
+    mis_low: float = 0.5
+    """Sequences whose geometric-mean ratio π_train/π_rollout is below this are masked (mis)."""
+    mis_high: float = 2.0
+    """... or above this."""
 
     # -- SDAR (METHODS.md §3) --------------------------------------------------------------------
     sdar_beta: float = 5.0
@@ -147,6 +157,9 @@ class TrainConfig(BaseModel):
     temperature: float = 1.0
     max_turns: int = 6
     """Agent steps per online episode."""
+    rollout_concurrency: int = 1
+    """Online: episodes of a step played at once against the rollout engine (a serving engine such as
+    vLLM batches them; 1 plays them one after another). The environment's `reset` must then be thread-safe."""
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
@@ -156,6 +169,8 @@ class TrainConfig(BaseModel):
             raise ValueError("micro_batch_size and groups_per_step must be ≥ 1")
         if self.updates_per_batch > 1 and self.old_logprobs == "current":
             raise ValueError("updates_per_batch > 1 needs old_logprobs = 'logged' or 'recompute'")
+        if self.rollout_concurrency < 1:
+            raise ValueError("rollout_concurrency must be ≥ 1")
         if self.temperature <= 0:
             raise ValueError("temperature must be > 0 (training needs sampled tokens and their log-probs)")
         return self

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from agentkit.training import distributed as dist
@@ -69,15 +71,19 @@ def fit_online(trainer: Trainer, env: Environment, tasks: Sequence[Task] | None 
             batch: list[Trajectory] = []
             # Sharded: every process gathers the whole policy for its rollouts and frees it afterwards.
             whole = dist.whole_weights(trainer.scorer) if trainer.fsdp else contextlib.nullcontext()
+            jobs = [task for task in take[dist.rank() :: dist.world_size()]  # each process rolls out its share
+                    for _ in range(cfg.group_size)]
+            started = time.perf_counter()
             with whole:
-                for task in take[dist.rank() :: dist.world_size()]:  # each process rolls out its share
-                    for _ in range(cfg.group_size):
-                        batch.append(run_episode(make_agent, env, task, metadata={"train_step": trainer.step}))
+                batch = play(jobs, lambda task: run_episode(make_agent, env, task,
+                                                            metadata={"train_step": trainer.step}),
+                             cfg.rollout_concurrency, engine)
+            rollout_s = time.perf_counter() - started
             batch = dist.gather_objects(batch)
             if dist.is_main():
                 for traj in batch:
                     append_jsonl(rollouts_path, traj)
-            last = train_rollouts(trainer, batch)
+            last = train_rollouts(trainer, batch, rollout_s=rollout_s)
             engine.sync(trainer.policy, trainer.step)
             advance(trainer.step, last)
     if trainer.step > trainer._last_saved:
@@ -85,7 +91,21 @@ def fit_online(trainer: Trainer, env: Environment, tasks: Sequence[Task] | None 
     return last
 
 
-def train_rollouts(trainer: Trainer, batch: list[Trajectory]) -> dict[str, Any]:
+def play(tasks: Sequence[Any], episode: Callable[[Any], Trajectory], concurrency: int, engine: Any
+         ) -> list[Trajectory]:
+    """Run `episode(task)` for every task, `concurrency` at a time (1: one after another), in task order.
+
+    Concurrent episodes let a serving engine (vLLM) batch their requests; a local engine serialises
+    its calls anyway. The engine's model is made once first, so a policy shipped on first use is
+    shipped once."""
+    if concurrency <= 1 or len(tasks) <= 1:
+        return [episode(task) for task in tasks]
+    engine.model()
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks)), thread_name_prefix="rollout") as pool:
+        return list(pool.map(episode, tasks))
+
+
+def train_rollouts(trainer: Trainer, batch: list[Trajectory], *, rollout_s: float | None = None) -> dict[str, Any]:
     """Update on one batch of fresh rollouts (dropping groups without signal) and log the step.
 
     A batch where every group is uninformative still counts as a step (no update; `skipped_no_signal`)
@@ -110,5 +130,9 @@ def train_rollouts(trainer: Trainer, batch: list[Trajectory]) -> dict[str, Any]:
     record["reward_mean"] = reward_mean  # over every rollout of the step, not only the kept groups
     record["reward_mean_kept"] = sum(t.reward or 0.0 for t in kept) / max(1, len(kept))
     record["rollouts"] = len(batch)
+    if rollout_s is not None:
+        record["rollout_s"] = rollout_s
+        record["rollout_tokens_per_s"] = sum(len(t.completion_ids) for tr in batch for t in tr.turns) / max(rollout_s,
+                                                                                                            1e-9)
     trainer._after_step(record)
     return record

@@ -32,6 +32,7 @@ from agentkit.training import checkpoint as ckpt
 from agentkit.training import distributed as dist
 from agentkit.training.allocator import keep_freed_memory
 from agentkit.training.config import TrainConfig
+from agentkit.training.correction import mismatch_metrics, rollout_correction
 from agentkit.training.credit import assign_credit, group_id, informative_groups, privileged_context
 from agentkit.training.logprobs import TokenLogProbs, decoder_layers
 from agentkit.training.losses import kl_k3, ppo_clip_loss, sdar_loss, token_mean
@@ -180,12 +181,18 @@ class Trainer:
                                        prefixes=[prefixes[i] for i in m]).to(self.device) for m in micro]
             teacher_lp = self._no_grad_logprobs(teacher_batches)
         old_lp = [b.old_logprobs for b in batches] if cfg.old_logprobs == "logged" else None
-        if cfg.old_logprobs == "recompute":
+        if cfg.old_logprobs == "recompute" or cfg.rollout_correction != "none":
             old_lp = self._no_grad_logprobs(batches)
+        weights, correction = self._correction_weights(batches[:n_real], old_lp)
 
         record: dict[str, Any] = {}
-        for _ in range(cfg.updates_per_batch):
-            record = self._update(batches[:n_real], batches[n_real:], tracks, denom, old_lp, ref_lp, teacher_lp)
+        mismatch: dict[str, Any] = {}
+        for update in range(cfg.updates_per_batch):
+            record = self._update(batches[:n_real], batches[n_real:], tracks, denom, old_lp, ref_lp, teacher_lp,
+                                  weights=weights)
+            if update == 0:  # before any update on this batch the trainer's log-probs are π_train itself
+                mismatch = record
+        record.update({k: v for k, v in mismatch.items() if k.startswith("mismatch_")}, **correction)
         record.update(reward_stats)
         record.update(n_trajectories=len(trajectories), n_sequences=len(seqs), time_s=time.perf_counter() - t0)
         return record
@@ -225,10 +232,27 @@ class Trainer:
         return path
 
     # -- one optimiser step ---------------------------------------------------------------------
+    def _correction_weights(self, batches: list[PackedBatch], train_lp: list[torch.Tensor] | None
+                            ) -> tuple[list[torch.Tensor] | None, dict[str, float]]:
+        """TIS / MIS weights of each micro-batch's tokens (training/correction.py), or None when off."""
+        cfg = self.config
+        if cfg.rollout_correction == "none" or train_lp is None:
+            return None, {}
+        weights, fractions = [], {"tis_clipped_frac": 0.0, "mis_masked_frac": 0.0}
+        for k, b in enumerate(batches):
+            w, stats = rollout_correction(train_lp[k], b.old_logprobs, b.seq_of_token, mode=cfg.rollout_correction,
+                                          tis_cap=cfg.tis_cap, mis_low=cfg.mis_low, mis_high=cfg.mis_high)
+            weights.append(w)
+            for key, value in stats.items():
+                fractions[key] += value / len(batches)
+        return weights, fractions
+
     def _update(self, batches: list[PackedBatch], padding: list[PackedBatch], tracks: list[Any],
                 denom: dict[str, float], old_lp: list[torch.Tensor] | None, ref_lp: list[torch.Tensor] | None,
-                teacher_lp: list[torch.Tensor] | None) -> dict[str, Any]:
+                teacher_lp: list[torch.Tensor] | None, *, weights: list[torch.Tensor] | None = None
+                ) -> dict[str, Any]:
         cfg = self.config
+        mismatch = {"k3": 0.0, "n": 0.0, "ratio_max": 0.0}
         self.policy.train()
         self.optimizer.zero_grad(set_to_none=True)
         sums: dict[str, float] = {}
@@ -247,8 +271,13 @@ class Trainer:
                 old = old_lp[k] if old_lp is not None else logp.detach()
                 ones = torch.ones_like(logp)
                 loss = logp.new_zeros(())
+                step_mismatch = mismatch_metrics(logp, b.old_logprobs)  # vs the logged rollout log-probs
+                mismatch["k3"] += step_mismatch["mismatch_kl"] * b.n_tokens
+                mismatch["n"] += b.n_tokens
+                mismatch["ratio_max"] = max(mismatch["ratio_max"], step_mismatch["mismatch_ratio_max"])
                 for tr in tracks:
-                    pg, n_clipped = ppo_clip_loss(logp, old, b.values[f"adv:{tr.name}"], b.values[f"mask:{tr.name}"],
+                    adv = b.values[f"adv:{tr.name}"] * (weights[k] if weights is not None else 1.0)
+                    pg, n_clipped = ppo_clip_loss(logp, old, adv, b.values[f"mask:{tr.name}"],
                                                   clip_low=cfg.clip_low, clip_high=cfg.clip_high, denom=denom[tr.name])
                     loss = loss + tr.weight * pg
                     add(f"pg_loss_{tr.name}", float(pg.detach()))
@@ -308,6 +337,8 @@ class Trainer:
         for key in ("loss", "entropy", "kl", "sdar_loss", "ratio_max"):
             if key in sums:
                 record[key] = sums[key]
+        if mismatch["n"]:
+            record.update(mismatch_kl=mismatch["k3"] / mismatch["n"], mismatch_ratio_max=mismatch["ratio_max"])
         for tr in tracks:
             record[f"pg_loss_{tr.name}"] = sums.get(f"pg_loss_{tr.name}", 0.0)
         total_mask = sum(denom[tr.name] for tr in tracks)

@@ -18,7 +18,8 @@ After each optimiser step `sync(policy, step)` ships the policy:
 Rollouts name the adapter in every request, so a missing adapter is a 404, never a silent answer
 from the base model; every response's `model` field is checked too. `verify_probe=True` adds a
 greedy probe after each load that fails when the adapter's answer equals the base model's although
-the adapter is not zero (the "inference silently hits the base model" pitfall).
+the adapter changes the weights by more than a bf16 server can round away (`probe_min_effect`): the
+"inference silently hits the base model" pitfall, without false alarms on tiny early updates.
 
 The server reads adapter directories from its own filesystem: `adapter_root` must be visible to it.
 """
@@ -36,7 +37,7 @@ from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
 from agentkit.models.vllm_server import VLLMAdmin, VLLMServer
 
-__all__ = ["AdapterNotApplied", "PinnedModel", "VLLMRollout"]
+__all__ = ["AdapterNotApplied", "PinnedModel", "VLLMRollout", "adapter_effect"]
 
 PROBE_MESSAGES = [{"role": "user", "content": "Continue the sequence with five words: red, green, blue,"}]
 
@@ -89,7 +90,10 @@ class VLLMRollout:
             when the policy equals the base, e.g. a fresh LoRA with B = 0).
         keep: how many shipped directories to keep on disk.
         verify_probe: after each LoRA load, check greedy outputs differ from the base model's when the
-            adapter is not zero.
+            adapter changes the weights visibly (see `probe_min_effect`).
+        probe_min_effect: the relative weight change ‖B·A·s‖/‖W‖ (largest over the adapted layers) from which
+            the probe expects the served answer to differ from the base's. Below it a bf16 server may
+            round the adapter's effect away (an early step with a small learning rate), so no alarm.
         model_options: passed to `OpenAIModel` (e.g. what makes it return token ids and log-probs).
     """
 
@@ -107,8 +111,10 @@ class VLLMRollout:
         start_from_base: bool = False,
         keep: int = 2,
         verify_probe: bool = False,
+        probe_min_effect: float = 1e-2,
         model_options: dict[str, Any] | None = None,
     ) -> None:
+        self.probe_min_effect = probe_min_effect
         self.base_url = base_url.rstrip("/")
         self.base_name = base_name
         self.adapter_root = Path(adapter_root)
@@ -145,9 +151,9 @@ class VLLMRollout:
                 )
         name = self.current or self.base_name
         if name not in self._models:
-            from agentkit.models.openai_compat import OpenAIModel
+            from agentkit.models.vllm_model import VLLMModel
 
-            inner = OpenAIModel(name, base_url=self.base_url, api_key=self.api_key or "EMPTY", **self.model_options)
+            inner = VLLMModel(name, base_url=self.base_url, api_key=self.api_key or "EMPTY", **self.model_options)
             self._models = {name: PinnedModel(inner, name)}  # only the current policy's model is kept
         return self._models[name]
 
@@ -173,7 +179,7 @@ class VLLMRollout:
         self.admin.load_lora_adapter(name, folder.resolve())
         try:
             self._check_listed(name, folder)
-            if self.verify_probe and _adapter_is_nonzero(policy):
+            if self.verify_probe and adapter_effect(policy) >= self.probe_min_effect:
                 self._probe_differs_from_base(name)
         except AdapterNotApplied:
             with contextlib.suppress(Exception):  # leave the server as it was; the check's error is the news
@@ -218,7 +224,7 @@ class VLLMRollout:
             self.tokenizer.save_pretrained(str(folder))
         plan = self.server.plan
         args = list(plan.args)
-        args[2] = str(folder.resolve())
+        args[plan.model_arg] = str(folder.resolve())
         if "--served-model-name" in args:
             args[args.index("--served-model-name") + 1] = name
         else:
@@ -255,12 +261,26 @@ class VLLMRollout:
 def _retarget(command: list[str], plan: Any, folder: Path, name: str) -> list[str]:
     """A custom command (a stand-in server in tests) with the served name and model path swapped."""
     swapped = [name if part == plan.served_name else part for part in command]
-    return [str(folder.resolve()) if part == plan.args[2] else part for part in swapped]
+    return [str(folder.resolve()) if part == plan.args[plan.model_arg] else part for part in swapped]
 
 
-def _adapter_is_nonzero(policy: Any) -> bool:
-    """Whether any LoRA B matrix is non-zero (a fresh adapter has B = 0 and equals the base model)."""
-    for param_name, param in policy.named_parameters():
-        if "lora_B" in param_name and bool(param.detach().abs().max() > 0):
-            return True
-    return False
+def adapter_effect(policy: Any) -> float:
+    """The largest relative weight change ‖ΔW‖_F / ‖W‖_F of a LoRA layer, ΔW = B·A·scaling (0 for a fresh
+    adapter, B = 0). A bf16 server cannot show changes much below its precision (2^-8 ≈ 0.004)."""
+    import torch
+
+    largest = 0.0
+    with torch.no_grad():
+        for module in policy.modules():
+            lora_a, lora_b = getattr(module, "lora_A", None), getattr(module, "lora_B", None)
+            base = getattr(module, "base_layer", None)
+            if not lora_a or not lora_b or base is None or not hasattr(base, "weight"):
+                continue
+            for adapter in lora_a:
+                if adapter not in lora_b:
+                    continue
+                a, b = lora_a[adapter].weight.float(), lora_b[adapter].weight.float()
+                delta = (b @ a) * float(module.scaling[adapter])
+                norm = float(base.weight.float().norm())
+                largest = max(largest, float(delta.norm()) / max(norm, 1e-12))
+    return largest

@@ -54,12 +54,12 @@ def resolve_model(spec: str | Model, **options: Any) -> Model:
 
         return OpenAIModel(rest, **options)
     if prefix == "vllm":
-        from agentkit.models.openai_compat import OpenAIModel
+        from agentkit.models.vllm_model import VLLMModel
 
         base_url, _, name = rest.rpartition("/")
         if not base_url.startswith("http"):
             raise ModelConfigError(f"vllm model {spec!r} must look like vllm:http://host:port/v1/MODEL")
-        return OpenAIModel(name, base_url=base_url, api_key=options.pop("api_key", "EMPTY"), **options)
+        return VLLMModel(name, base_url=base_url, api_key=options.pop("api_key", "EMPTY"), **options)
     if prefix == "litellm":
         from agentkit.models.litellm_model import LiteLLMModel
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from agentkit.messages import Message
 from agentkit.models.openai_compat import (
+    generate_with_choice,
+    native_tool_choice,
     parse_completion,
     parse_stream,
     priced,
@@ -26,6 +28,7 @@ from agentkit.models.protocol import (
     ModelConfigError,
     ModelResponse,
     StreamItem,
+    TextDelta,
     ToolSpecs,
     TransientModelError,
 )
@@ -105,6 +108,12 @@ class LiteLLMModel:
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
         settings = settings or GenerationSettings()
+        if not self.native_tools:
+            return generate_with_choice(self._generate_once, messages, tools, settings)
+        return self._generate_once(messages, tools, settings)
+
+    def _generate_once(self, messages: Sequence[Message], tools: ToolSpecs,
+                       settings: GenerationSettings) -> ModelResponse:
         with litellm_errors(self.name):
             response = self._completion(messages, tools, settings, stream=False)
         return priced(self.name, parse_completion(response, tools, native_tools=self.native_tools))
@@ -112,6 +121,12 @@ class LiteLLMModel:
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
         settings = settings or GenerationSettings()
+        if not self.native_tools and settings.tool_choice not in (None, "auto"):
+            response = self.generate(messages, tools, settings)
+            if response.message.content:
+                yield TextDelta(response.message.content)
+            yield response
+            return
         with litellm_errors(self.name):
             chunks = self._completion(messages, tools, settings, stream=True)
             for item in parse_stream(iter(chunks), tools, native_tools=self.native_tools):
@@ -134,6 +149,9 @@ class LiteLLMModel:
             kwargs["api_key"] = self.api_key
         if tools and self.native_tools:
             kwargs["tools"] = list(tools)
+            choice = native_tool_choice(tools, settings.tool_choice)
+            if choice is not None:
+                kwargs["tool_choice"] = choice
             if importlib.util.find_spec("mcp") is None:
                 # litellm (1.10x) routes any call with tools through its MCP gateway, which imports the
                 # optional `mcp` package; our tools are plain functions, so skip that gateway.

@@ -35,7 +35,14 @@ from agentkit.models.protocol import (
     ToolSpecs,
     collect,
 )
-from agentkit.toolcall_text import CLOSE_TAG, OPEN_TAG, parse_tool_calls, render_tools
+from agentkit.toolcall_text import (
+    CLOSE_TAG,
+    OPEN_TAG,
+    forced_prefix,
+    parse_tool_calls,
+    render_tools,
+    tools_for_choice,
+)
 
 EMBEDDED_NAMES = ("smollm2-135m", "smollm2", "default", "")
 TOOL_RESULT_PREFIX = "Tool result ({name}):\n"
@@ -191,7 +198,13 @@ class LocalModel:
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
         settings = settings or GenerationSettings()
-        prompt_text = self.render_prompt(messages, tools)
+        tools = tools_for_choice(list(tools), settings.tool_choice)
+        # tool_choice required / a name: the reply is begun with the call's opening (part of the prompt,
+        # not sampled), so it cannot be anything but that call.
+        prefix = forced_prefix(settings.tool_choice) if tools and self.text_tools else ""
+        prompt_text = self.render_prompt(messages, tools) + prefix
+        if prefix:
+            yield TextDelta(prefix)
         with self._lock:
             completion_ids, logprobs, finish = [], [], "stop"
             text = ""
@@ -202,6 +215,7 @@ class LocalModel:
                     yield item
                 else:
                     prompt_ids, completion_ids, logprobs, text, finish, temperature = item
+        text = prefix + text
         completion_text = self._detok(completion_ids)
         message = self._to_message(text, tools)
         self._remember_raw(message, text)

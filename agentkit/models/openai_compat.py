@@ -28,7 +28,14 @@ from agentkit.models.protocol import (
     ToolSpecs,
     TransientModelError,
 )
-from agentkit.toolcall_text import lenient_json, parse_tool_calls
+from agentkit.toolcall_text import (
+    choice_reminder,
+    choice_satisfied,
+    lenient_json,
+    parse_tool_calls,
+    tool_choice_kind,
+    tools_for_choice,
+)
 
 _TRANSIENT_STATUS = {408, 409, 425, 429}
 
@@ -77,6 +84,35 @@ def request_options(settings: GenerationSettings, *, max_tokens_key: str = "max_
     if settings.logprobs:
         opts["logprobs"] = True
     return opts
+
+
+def native_tool_choice(tools: ToolSpecs, choice: str | None) -> Any:
+    """The request's `tool_choice` field for native tool calling (None: leave it out).
+
+    A name becomes `{"type": "function", "function": {"name": NAME}}`; a name that is not among the
+    offered tools raises ValueError before any request is sent."""
+    kind = tool_choice_kind(choice)
+    if kind == "auto" or not tools:
+        return None
+    if kind == "named":
+        tools_for_choice(list(tools), choice)
+        return {"type": "function", "function": {"name": choice}}
+    return kind
+
+
+def generate_with_choice(generate_once: Any, messages: Sequence[Message], tools: ToolSpecs,
+                         settings: GenerationSettings) -> ModelResponse:
+    """The text protocol's `tool_choice`: offer only the tools the choice allows, and when a reply must call
+    a tool but does not, re-ask once with a reminder (the second reply is returned, usage summed)."""
+    offered = tools_for_choice(list(tools), settings.tool_choice)
+    response = generate_once(messages, offered, settings)
+    kind = tool_choice_kind(settings.tool_choice)
+    if kind not in ("required", "named") or choice_satisfied(response.message.tool_calls, settings.tool_choice):
+        return response
+    again = [*messages, response.message, Message.user(choice_reminder(settings.tool_choice))]
+    second = generate_once(again, offered, settings)
+    second.usage = second.usage + response.usage
+    return second
 
 
 # -- response -----------------------------------------------------------------------------------
@@ -233,6 +269,13 @@ def parse_stream(chunks: Iterator[Any], tools: ToolSpecs, *, native_tools: bool 
     yield ModelResponse(message=message, usage=usage, tokens=tokens, finish_reason=finish)
 
 
+def _whole(response: ModelResponse) -> Iterator[StreamItem]:
+    """A finished response as a stream: its text at once, then the response."""
+    if response.message.content:
+        yield TextDelta(response.message.content)
+    yield response
+
+
 # -- errors -------------------------------------------------------------------------------------
 @contextmanager
 def openai_errors(model: str) -> Iterator[None]:
@@ -296,6 +339,12 @@ class OpenAIModel:
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
         settings = settings or GenerationSettings()
+        if not self.native_tools:
+            return generate_with_choice(self._generate_once, messages, tools, settings)
+        return self._generate_once(messages, tools, settings)
+
+    def _generate_once(self, messages: Sequence[Message], tools: ToolSpecs,
+                       settings: GenerationSettings) -> ModelResponse:
         with openai_errors(self.name):
             response = self._create(messages, tools, settings, stream=False)
         return priced(self.name, parse_completion(response, tools, native_tools=self.native_tools))
@@ -303,6 +352,9 @@ class OpenAIModel:
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
         settings = settings or GenerationSettings()
+        if not self.native_tools and tool_choice_kind(settings.tool_choice) != "auto":
+            yield from _whole(self.generate(messages, tools, settings))
+            return
         with openai_errors(self.name):
             chunks = self._create(messages, tools, settings, stream=True)
             for item in parse_stream(iter(chunks), tools, native_tools=self.native_tools):
@@ -317,6 +369,9 @@ class OpenAIModel:
         }
         if tools and self.native_tools:
             kwargs["tools"] = list(tools)
+            choice = native_tool_choice(tools, settings.tool_choice)
+            if choice is not None:
+                kwargs["tool_choice"] = choice
         if stream:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}

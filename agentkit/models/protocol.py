@@ -22,6 +22,8 @@ class GenerationSettings:
     stop: tuple[str, ...] = ()
     seed: int | None = None
     logprobs: bool = False
+    tool_choice: str | None = None
+    """"auto" (the model decides; also None), "required" (some tool), "none" (no tool), or a tool's name."""
 
 
 @dataclass

