@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentkit.environments.sql import CHINOOK_DB
-from agentkit.sql.database import QueryError, file_digest, open_database
+from agentkit.sql.connect import open_database
+from agentkit.sql.database import QueryError, file_digest
 from agentkit.sql.guard import StatementRefused, check_statement
 from agentkit.sql.sqlite_safety import ALLOWED_FUNCTIONS
 from agentkit.sql.toolkit import SchemaToolkit

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from agentkit.environments.sql import CHINOOK_DB
-from agentkit.sql.database import QueryError, file_digest, open_database
+from agentkit.sql.connect import open_database
+from agentkit.sql.database import QueryError, file_digest
 from agentkit.sql.guard import StatementRefused, check_statement
 from agentkit.sql.sqlite_safety import MAX_VALUE_BYTES, check_printf
 from agentkit.sql.toolkit import SchemaToolkit, parse_join

@@ -77,7 +77,8 @@ def bench_sql(statements: int, seed: int) -> dict[str, Any]:
     from test_sql_guard import HOSTILE
 
     from agentkit.environments.sql import CHINOOK_DB
-    from agentkit.sql.database import QueryError, file_digest, open_database
+    from agentkit.sql.connect import open_database
+    from agentkit.sql.database import QueryError, file_digest
 
     folder = Path(tempfile.mkdtemp(prefix="bench-hostile-"))
     path = folder / "chinook.sqlite"
