@@ -539,6 +539,6 @@ def _notes(session: ChatSession, arg: str) -> None:
 
 def builtin_commands() -> dict[str, SlashCommand]:
     """The chat's own commands, built afresh for each session from this explicit list."""
-    table = commands_of(_help, _tools, _reset, _save, _model, _exit, _map, _notes)
+    table = commands_of(_help, _tools, _reset, _usage, _save, _model, _exit, _map, _notes)
     table["quit"] = SlashCommand("quit", "Leave the chat", _exit)
     return table
