@@ -16,6 +16,7 @@ from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import GenerationSettings, Model, resolve_model
 from agentkit.tools import Tool, Toolkit, tool
 from agentkit.trajectory import Trajectory, Turn, append_jsonl, read_jsonl
+from agentkit.version import __version__ as __version__
 
 __all__ = [
     "Agent",
@@ -38,4 +39,3 @@ __all__ = [
     "tool",
 ]
 
-__version__ = "0.1.0"

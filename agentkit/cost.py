@@ -28,7 +28,7 @@ class Price:
 @functools.lru_cache(maxsize=256)
 def price_of(model: str) -> Price | None:
     """The price of `model` ("gpt-4o-mini", "anthropic/claude-sonnet-4-5", ...), or None if unknown."""
-    from agentkit.models.litellm_model import import_litellm  # sets the local-cost-map switch first
+    from agentkit.models.litellm_env import import_litellm  # sets the local-cost-map switch first
 
     try:
         info = import_litellm().get_model_info(model)

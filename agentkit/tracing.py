@@ -61,7 +61,7 @@ class RunTracer:
     """Makes the spans of agent runs; one per agent."""
 
     def __init__(self, provider: Any = None) -> None:
-        from agentkit import __version__
+        from agentkit.version import __version__
 
         provider = provider if provider is not None else trace.get_tracer_provider()
         self._tracer = provider.get_tracer(_SCOPE, __version__)

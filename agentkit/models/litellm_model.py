@@ -8,12 +8,12 @@ conversion (tool calls read leniently, streamed tool-call deltas assembled) is s
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from agentkit.messages import Message
+from agentkit.models.litellm_env import import_litellm
 from agentkit.models.openai_compat import (
     generate_with_choice,
     native_tool_choice,
@@ -34,17 +34,6 @@ from agentkit.models.protocol import (
 )
 
 _TRANSIENT_STATUS = {408, 409, 425, 429}
-
-
-def import_litellm() -> Any:
-    """Import litellm without network access at import time (local cost map, no telemetry)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    try:
-        import litellm
-    except ImportError as exc:  # pragma: no cover - litellm is a core dependency
-        raise ModelConfigError("the litellm backend needs the litellm package: pip install litellm") from exc
-    litellm.telemetry = False
-    return litellm
 
 
 @contextmanager

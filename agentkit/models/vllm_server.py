@@ -41,7 +41,6 @@ from agentkit.serving import (
     ServePlan,
     cpu_count,
     detect_gpu,
-    installed_vllm_version,
     mask_secrets,
     plan_serve,
     read_model_config,
