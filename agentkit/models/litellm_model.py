@@ -7,7 +7,6 @@ conversion (tool calls read leniently, streamed tool-call deltas assembled) is s
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -141,10 +140,10 @@ class LiteLLMModel:
             choice = native_tool_choice(tools, settings.tool_choice)
             if choice is not None:
                 kwargs["tool_choice"] = choice
-            if importlib.util.find_spec("mcp") is None:
-                # litellm (1.10x) routes any call with tools through its MCP gateway, which imports the
-                # optional `mcp` package; our tools are plain functions, so skip that gateway.
-                kwargs["_skip_mcp_handler"] = True
+            # litellm (1.10x) routes any call with tools through its MCP proxy gateway, which imports
+            # `mcp` and needs the 2.x API where agentkit[mcp] pins 1.x; agentkit runs MCP servers itself
+            # (agentkit.mcp_client) and hands litellm plain tools, so the gateway is always skipped.
+            kwargs["_skip_mcp_handler"] = True
         if stream:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
