@@ -23,9 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentkit.files import atomic_write
 from agentkit.home import agentkit_home
 from agentkit.skills.model import LIBRARY_SCHEMA_VERSION, NewerSchemaError
-from agentkit.skills.skillmd import atomic_write
 
 LIBRARY_FILE = "library.json"
 

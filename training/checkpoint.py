@@ -24,6 +24,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from agentkit.files import atomic_write
+
 log = logging.getLogger(__name__)
 
 CKPT_PREFIX = "ckpt-"
@@ -114,9 +116,7 @@ def save_checkpoint(
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
-    latest_tmp = out / f".latest-{os.getpid()}"
-    latest_tmp.write_text(final.name + "\n")
-    os.replace(latest_tmp, out / "latest")
+    atomic_write(out / "latest", final.name + "\n", durable=False)
     for old in sorted(out.glob(f"{CKPT_PREFIX}*"))[:-keep] if keep > 0 else []:
         shutil.rmtree(old, ignore_errors=True)
     return final
