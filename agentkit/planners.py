@@ -10,11 +10,17 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from agentkit.extensions import Planner, ReactPlanner
-from agentkit.planning import MapThenActPlanner
+
+
+def _map_then_act() -> Planner:
+    from agentkit.planning import MapThenActPlanner  # imported when first used: `import agentkit` stays light
+
+    return MapThenActPlanner()
+
 
 PLANNERS: Mapping[str, Callable[[], Planner]] = MappingProxyType({
     "react": ReactPlanner,
-    "map-then-act": MapThenActPlanner,
+    "map-then-act": _map_then_act,
 })
 """The built-in planners by the name `Agent(planner=...)` and `agentkit chat --planner` accept."""
 

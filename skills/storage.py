@@ -24,9 +24,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentkit.files import atomic_write
 from agentkit.home import agentkit_home
 from agentkit.skills.model import LIBRARY_SCHEMA_VERSION, NewerSchemaError
-from agentkit.skills.skillmd import atomic_write, recover_skill_dirs
+from agentkit.skills.skillmd import recover_skill_dirs
 
 LIBRARY_FILE = "library.json"
 log = logging.getLogger(__name__)

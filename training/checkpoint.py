@@ -31,6 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from agentkit.files import atomic_write
+
 log = logging.getLogger(__name__)
 
 CKPT_PREFIX = "ckpt-"
@@ -172,9 +174,7 @@ def save_checkpoint(
         os.replace(final, aside)
     os.replace(tmp, final)
     shutil.rmtree(aside, ignore_errors=True)
-    latest_tmp = out / f".latest-{os.getpid()}"
-    latest_tmp.write_text(final.name + "\n")
-    os.replace(latest_tmp, out / "latest")
+    atomic_write(out / "latest", final.name + "\n", durable=False)
     if keep > 0:
         others = [p for p in checkpoint_dirs(out) if p != final]
         for old in others[: max(0, len(others) - (keep - 1))]:
