@@ -190,18 +190,6 @@ class SandboxError(PermissionError):
 MAX_LINK_HOPS = 40
 
 
-def resolve_inside(root: str | os.PathLike[str], path: str) -> Path:
-    """`path` (relative to `root`, or absolute) resolved through symlinks; it must stay inside `root`.
-    A check on names only: `read_file` opens through `open_inside`, which holds to it race-free."""
-    base = Path(os.path.realpath(root))
-    if "\x00" in path:
-        raise SandboxError("path contains a NUL character")
-    target = Path(os.path.realpath(base / path))  # an absolute `path` replaces `base` and is checked too
-    if target != base and base not in target.parents:
-        raise SandboxError(f"{path!r} is outside the allowed directory")
-    return target
-
-
 def _inside_parts(base: str, path: str, cwd: list[str]) -> list[str]:
     """The components of `path` (absolute, or relative to the folder `cwd` under `base`), normalised
     lexically; SandboxError when they leave `base`."""

@@ -138,7 +138,9 @@ def test_printf_check_counts_star_arguments() -> None:
 
 def test_propose_schema_parses_hostile_joins_in_linear_time(db) -> None:
     kit = SchemaToolkit(db)
-    hostile = ["A" * 150 + "." + " " * 150 + "=x", "a." * 150 + "=" + "b." * 150, " " * 300 + "." + " " * 5 + "=",
+    spaces = " " * 75
+    hostile = [f"{spaces}.{spaces}={spaces}.{spaces}!",  # hours for the old pattern (spaces fit both \s* and a name)
+               "A" * 150 + "." + " " * 150 + "=x", "a." * 150 + "=" + "b." * 150, " " * 300 + "." + " " * 5 + "=",
                "Album.ArtistId = Artist.ArtistId" * 20]
     start = time.perf_counter()
     proposal = kit.check_proposal(["Album"], None, hostile)  # 9.6-29.6 s for one 305-character join before

@@ -137,6 +137,6 @@ def test_a_crafted_checkpoint_cannot_run_code_on_resume(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_kill_during_checkpoint_saves_with_pruning_loses_nothing() -> None:
-    result = _kill_run("checkpoints", 2)
+    result = _kill_run("checkpoints", 1)
     assert result["writes"] > 0 and result["lost"] == 0 and result["leftovers"] == [], result
-    assert len(result["kept"]) <= 2
+    assert len(result["kept"]) <= 3  # keep=2, plus the newest when the kill came before its pruning

@@ -63,13 +63,16 @@ def generated(n: int, seed: int) -> list[str]:
     from agentkit.sql.sqlite_safety import ALLOWED_FUNCTIONS
 
     rng = random.Random(seed)
-    functions = [*sorted(ALLOWED_FUNCTIONS - {"->", "->>"}), "load_extension", "readfile", "writefile", "edit"]
+    denied = ["load_extension", "readfile", "writefile", "edit", "sqlite_log", "sqlite_compileoption_get",
+              "rtreenode", "fts5", "optimize", "fts3_tokenizer"]
+    functions = [*sorted(ALLOWED_FUNCTIONS - {"->", "->>"}), *denied]
     out = []
     for _ in range(n):
         size = rng.choice([10, 1000, 100_000, 999_999, 1_000_001, 2**31 - 1])
         bomb = rng.choice(BOMBS).format(n=size, m=rng.choice([10, 1000, 50_000, 400_000]))
         wrap = rng.choice(WRAPS)
-        out.append(wrap.format(x=bomb, f=rng.choice(functions), w=rng.choice(WRITES)))
+        function = rng.choice(functions if rng.random() < 0.7 else denied)
+        out.append(wrap.format(x=bomb, f=function, w=rng.choice(WRITES)))
     return out
 
 
