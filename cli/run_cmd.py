@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentkit.agent import RunResult
+from agentkit.approval import policy_from_spec
 from agentkit.cli.chat import (
     ALLOW_DIR_OPTION,
     DEFAULT_CHAT_TOOLS,
@@ -25,7 +26,7 @@ from agentkit.cli.chat import (
     TOOLS_OPTION,
     build_agent,
 )
-from agentkit.cli.console import EventPrinter, load_model
+from agentkit.cli.console import EventPrinter, format_call, load_model
 from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
 
@@ -45,8 +46,10 @@ def run_task(
     quiet: bool = False,
     temperature: float | None = None,
     max_tokens: int | None = None,
+    ask: str = "none",
 ) -> int:
-    """Run `task` once and print the outcome; returns the exit code."""
+    """Run `task` once and print the outcome; returns the exit code. Calls of the tools named by `ask`
+    need approval, which a one-shot run cannot give: the run stops before them (exit 1)."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         if allow_dir is not None and not allow_dir.is_dir():
@@ -54,7 +57,7 @@ def run_task(
         loaded = load_model(model, err)
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
         agent = build_agent(loaded, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps, log=log,
-                            settings=settings)
+                            settings=settings, approval=policy_from_spec(ask))
     except (ModelConfigError, ValueError, ImportError, OSError) as exc:
         err.print(Text(f"error: {exc}", style="red"))
         return EXIT_CONFIG
@@ -81,6 +84,11 @@ def run_task(
         typer.echo(result.trajectory.model_dump_json(indent=2))
     elif result.answer is not None:
         typer.echo(result.answer)
+    if result.stop_reason == "paused" and not quiet:  # nobody to ask here
+        waiting = ", ".join(format_call(c.name, c.arguments, 80) for c in result.pending)
+        err.print(Text(f"no answer: the run paused for approval of {waiting}; `agentkit run` cannot ask "
+                       "(use `agentkit chat`, or resume the run from Python)", style="yellow"))
+        return EXIT_NO_ANSWER
     if result.answer is None:
         if printer is None and not quiet:
             trajectory = result.trajectory
@@ -106,8 +114,10 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not show tool calls on stderr"),
         temperature: float | None = TEMPERATURE_OPTION,
         max_tokens: int | None = MAX_TOKENS_OPTION,
+        ask: str = typer.Option("none", "--ask", help="Stop before calls of these tools (none, writes, all, or "
+                                "names): a one-shot run cannot ask for approval"),
     ) -> None:
         """Run one task and print the answer (exit 0), or 1 without an answer, 2 on a configuration error."""
         raise typer.Exit(run_task(task, model=model, tools=tools, allow_dir=allow_dir, system=system,
                                   max_steps=max_steps, log=log, as_json=as_json, quiet=quiet,
-                                  temperature=temperature, max_tokens=max_tokens))
+                                  temperature=temperature, max_tokens=max_tokens, ask=ask))
