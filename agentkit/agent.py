@@ -214,7 +214,8 @@ class Agent:
         reward_fn: RewardFn | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Iterator[Event]:
-        """Run one task, yielding events as they happen; the last event is `RunFinished`.
+        """Run one task, yielding events as they happen; the last event is `RunFinished` (preceded by
+        `RunPaused` when the run stops for approval: resume it with `resume_stream`).
 
         Args:
             task: the user's request.
