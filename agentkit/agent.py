@@ -219,7 +219,8 @@ class Agent:
         reward_fn: RewardFn | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Generator[Event, None, None]:
-        """Run one task, yielding events as they happen; the last event is `RunFinished`.
+        """Run one task, yielding events as they happen; the last event is `RunFinished` (preceded by
+        `RunPaused` when the run stops for approval: resume it with `resume_stream`).
 
         The generator may be closed early (`.close()`), which stops the run where it is.
         Streaming is one run: with `Agent(samples=n > 1)` it raises ValueError (use `run`).
@@ -435,6 +436,8 @@ class Agent:
 
             # 4. Run the calls (in parallel) and append what they returned, in the reply's order.
             ended = yield from self._run_calls(reply, decisions, trajectory, trace)
+            if ended is None:
+                continue
             if ended.typed:
                 output = ended.typed[0]
                 answer, stop_reason = self._output.dump(output), "final"  # type: ignore[union-attr]
@@ -471,11 +474,14 @@ class Agent:
         yield RunFinished(RunResult(answer, trajectory, output=output))
 
     def _run_calls(self, reply: Message, decisions: dict[str, Decision], trajectory: Trajectory,
-                   trace: RunSpans | None) -> Generator[Event, None, _CallsEnded]:
-        """Run a reply's calls (denied ones not), append the observations in the reply's order."""
+                   trace: RunSpans | None) -> Generator[Event, None, _CallsEnded | None]:
+        """Run a reply's calls (denied ones not), append the observations in the reply's order; says
+        what ends the run or counts as a typed-output attempt (None: nothing, the loop goes on)."""
         calls = reply.tool_calls
         final = self._final_name
-        to_run = [c for c in calls if c.name != final and (not decisions or decisions.get(c.id, _NO_DECISION).approved)]
+        plain = not decisions and final is None  # every call runs
+        to_run = calls if plain else [c for c in calls if c.name != final and
+                                      (not decisions or decisions.get(c.id, _NO_DECISION).approved)]
         for call in calls:
             yield ToolStarted(call)
         spans = [trace.start_tool_call(c, self._description(c.name)) for c in to_run] if trace else None
@@ -483,22 +489,25 @@ class Agent:
         if spans is not None:
             for (span, start), outcome in zip(spans, outcomes, strict=True):
                 trace.end_tool_call(span, start, outcome)  # type: ignore[union-attr]
-        ended = _CallsEnded()
-        ran = iter(outcomes)  # in the order of `to_run`, a subsequence of `calls`
+        ended: _CallsEnded | None = None
+        k = 0  # the next of `outcomes`, which follow `to_run`, a subsequence of `calls`
         for call in calls:
             duration = 0.0
             if call.name == final:
                 observation, value = self._typed_call(call, trajectory)
+                ended = ended or _CallsEnded()
                 if observation.is_error:
                     ended.typed_rejected = True
                 else:
                     ended.typed.append(value)
-            elif not decisions or decisions.get(call.id, _NO_DECISION).approved:
-                outcome = next(ran)
+            elif plain or decisions.get(call.id, _NO_DECISION).approved:
+                outcome = outcomes[k]
+                k += 1
                 observation = Message.tool(call, outcome.content, is_error=outcome.is_error)
                 duration = outcome.duration_s
                 tool = self.tools.get(call.name)
                 if tool is not None and tool.final and not outcome.is_error:
+                    ended = ended or _CallsEnded()
                     ended.final_output = outcome.content
             else:
                 observation = denial_message(call, decisions[call.id].reason)

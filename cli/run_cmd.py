@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentkit.agent import RunResult
+from agentkit.approval import policy_from_spec
 from agentkit.cli.chat import (
     ALLOW_DIR_OPTION,
     DEFAULT_CHAT_TOOLS,
@@ -29,7 +30,7 @@ from agentkit.cli.chat import (
     build_agent,
     connect_mcp,
 )
-from agentkit.cli.console import EventPrinter, load_model
+from agentkit.cli.console import EventPrinter, format_call, load_model
 from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
 
@@ -53,14 +54,16 @@ def run_task(
     temperature: float | None = None,
     max_tokens: int | None = None,
     mcp: Sequence[str] = (),
+    ask: str = "none",
 ) -> int:
-    """Run `task` once and print the outcome; returns the exit code."""
+    """Run `task` once and print the outcome; returns the exit code. Calls of the tools named by `ask`
+    need approval, which a one-shot run cannot give: the run stops before them (exit 1)."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     mcp_kits: list[MCPToolkit] = []
     try:
         return _run_task(task, err, mcp_kits, model=model, tools=tools, allow_dir=allow_dir, system=system,
                          max_steps=max_steps, log=log, as_json=as_json, quiet=quiet, temperature=temperature,
-                         max_tokens=max_tokens, mcp=mcp)
+                         max_tokens=max_tokens, mcp=mcp, ask=ask)
     finally:
         for kit in mcp_kits:
             kit.close()
@@ -68,7 +71,7 @@ def run_task(
 
 def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str, tools: str, allow_dir: Path | None,
               system: str | None, max_steps: int, log: Path | None, as_json: bool, quiet: bool,
-              temperature: float | None, max_tokens: int | None, mcp: Sequence[str]) -> int:
+              temperature: float | None, max_tokens: int | None, mcp: Sequence[str], ask: str) -> int:
     try:
         if allow_dir is not None and not allow_dir.is_dir():
             raise ValueError(f"--allow-dir {allow_dir} is not a directory")
@@ -76,7 +79,7 @@ def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str
         loaded = load_model(model, err)
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
         agent = build_agent(loaded, tools=tools, allow_dir=allow_dir, extra_tools=mcp_kits, system=system,
-                            max_steps=max_steps, log=log, settings=settings)
+                            max_steps=max_steps, log=log, settings=settings, approval=policy_from_spec(ask))
     except (ModelConfigError, ValueError, ImportError, OSError, RuntimeError) as exc:
         err.print(Text(f"error: {exc}", style="red"))
         return EXIT_CONFIG
@@ -103,6 +106,11 @@ def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str
         typer.echo(result.trajectory.model_dump_json(indent=2))
     elif result.answer is not None:
         typer.echo(result.answer)
+    if result.stop_reason == "paused" and not quiet:  # nobody to ask here
+        waiting = ", ".join(format_call(c.name, c.arguments, 80) for c in result.pending)
+        err.print(Text(f"no answer: the run paused for approval of {waiting}; `agentkit run` cannot ask "
+                       "(use `agentkit chat`, or resume the run from Python)", style="yellow"))
+        return EXIT_NO_ANSWER
     if result.answer is None:
         if printer is None and not quiet:
             trajectory = result.trajectory
@@ -129,8 +137,10 @@ def register(app: typer.Typer) -> None:
         temperature: float | None = TEMPERATURE_OPTION,
         max_tokens: int | None = MAX_TOKENS_OPTION,
         mcp: list[str] | None = MCP_OPTION,
+        ask: str = typer.Option("none", "--ask", help="Stop before calls of these tools (none, writes, all, or "
+                                "names): a one-shot run cannot ask for approval"),
     ) -> None:
         """Run one task and print the answer (exit 0), or 1 without an answer, 2 on a configuration error."""
         raise typer.Exit(run_task(task, model=model, tools=tools, allow_dir=allow_dir, system=system,
                                   max_steps=max_steps, log=log, as_json=as_json, quiet=quiet,
-                                  temperature=temperature, max_tokens=max_tokens, mcp=mcp or []))
+                                  temperature=temperature, max_tokens=max_tokens, mcp=mcp or [], ask=ask))

@@ -227,3 +227,19 @@ def test_resume_in_another_process(tmp_path) -> None:
     out = json.loads(proc.stdout)
     assert out == {"answer": "Deleted.", "approvals": 1, "turns": 2, "id": paused.trajectory.id}
     assert rows(db) == 1
+
+
+def test_async_stream_pauses_and_aresume_continues(tmp_path) -> None:
+    import asyncio
+
+    db = make_db(tmp_path / "logs.db")
+    agent = Agent(ScriptedModel([call("delete_logs_before", day="2025-01-01"), "done"]), tools=db_tools(db))
+
+    async def go() -> tuple[list[type], str | None]:
+        events = [e async for e in agent.astream("t")]
+        paused = events[-1].result
+        done = await agent.aresume(paused, {paused.pending[0].id: approve()})
+        return [type(e) for e in events], done.answer
+
+    kinds, answer = asyncio.run(go())
+    assert kinds[-2:] == [RunPaused, RunFinished] and answer == "done" and rows(db) == 1

@@ -109,3 +109,25 @@ def test_read_only_tools_are_not_asked_by_default_and_end_of_input_denies(tmp_pa
     bad = subprocess.run(chat_argv("--model", f"script:{script_file}", "--ask", "all,calculator"), input="",
                          capture_output=True, text=True, env=subprocess_env(), timeout=120)
     assert bad.returncode == 2 and "none, all, writes" in bad.stderr
+
+
+def test_agentkit_run_stops_before_calls_it_was_told_to_ask_about(tmp_path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from agentkit.cli import chat, run_cmd
+
+    app = typer.Typer()
+    chat.register(app)
+    run_cmd.register(app)
+    script_file = tmp_path / "approval.json"
+    approval_script(script_file)
+    log = tmp_path / "log.jsonl"
+    result = CliRunner().invoke(app, ["run", "first", "--model", f"script:{script_file}", "--ask", "calculator",
+                                      "--log", str(log)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "paused for approval of calculator(expression='1 + 1')" in result.stderr
+    assert not log.exists()  # nothing ran, nothing finished
+    # Without --ask (default none) the same run answers.
+    result = CliRunner().invoke(app, ["run", "first", "--model", f"script:{script_file}"])
+    assert result.exit_code == 0 and result.stdout.strip() == "One and one make 2."
