@@ -32,7 +32,8 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def loaded_heavy(code: str) -> list[str]:
-    out = run_python(textwrap.dedent(code) + f"\nimport json\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
+    report = f"\nimport json\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    out = run_python(textwrap.dedent(code) + report)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -7,7 +7,6 @@ conversion (tool calls read leniently, streamed tool-call deltas assembled) is s
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -134,10 +133,10 @@ class LiteLLMModel:
             kwargs["api_key"] = self.api_key
         if tools and self.native_tools:
             kwargs["tools"] = list(tools)
-            if importlib.util.find_spec("mcp") is None:
-                # litellm (1.10x) routes any call with tools through its MCP gateway, which imports the
-                # optional `mcp` package; our tools are plain functions, so skip that gateway.
-                kwargs["_skip_mcp_handler"] = True
+            # litellm (1.10x) routes any call with tools through its MCP gateway, which imports the `mcp`
+            # package (and needs mcp 2, while agentkit[mcp] installs mcp 1); our tools are plain
+            # functions (MCP servers' tools included: agentkit calls them), so skip that gateway.
+            kwargs["_skip_mcp_handler"] = True
         if stream:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
