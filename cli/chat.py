@@ -33,7 +33,7 @@ from agentkit.events import RunFinished
 from agentkit.extensions import Extension, Planner
 from agentkit.messages import Message, Usage
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, Model, ModelConfigError
-from agentkit.tools import Tool, Toolkit
+from agentkit.tools import Tool, ToolDefinitionError, Toolkit
 from agentkit.trajectory import Trajectory, append_jsonl
 
 if TYPE_CHECKING:
@@ -375,7 +375,7 @@ def run_chat(
         model = load_model(config.model, console)
         session = ChatSession(factory, model, config.model, console, commands={**SLASH_COMMANDS, **(commands or {})},
                               history=list(history), on_turn=list(on_turn))
-    except (ModelConfigError, ValueError, ImportError, OSError) as exc:
+    except (ModelConfigError, ToolDefinitionError, ValueError, ImportError, OSError) as exc:
         Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"error: {exc}", style="red"))
         return 2
     tools = ", ".join(session.agent.tools) or "none"
