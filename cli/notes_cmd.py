@@ -13,11 +13,12 @@ PATH_HELP = "Notebook folder (or .json file); default $AGENTKIT_HOME/notes."
 
 def _open(path: Path | None, threshold: float = 0.7) -> Any:
     from agentkit.memory import default_notes_path
-    from agentkit.memory.notebook import MistakeNotebook
 
     try:
+        from agentkit.memory.notebook import MistakeNotebook
+
         return MistakeNotebook.open(path or default_notes_path(), threshold=threshold)
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, ImportError) as exc:  # ImportError: the memory extra is missing
         typer.echo(f"Cannot open the notebook: {exc}", err=True)
         raise typer.Exit(2) from None
 
