@@ -38,7 +38,7 @@ from agentkit.extensions import Extension, Planner
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, Model, ModelConfigError
 from agentkit.records import NOTES
-from agentkit.tools import Tool, Toolkit
+from agentkit.tools import Tool, ToolDefinitionError, Toolkit
 from agentkit.trajectory import Trajectory, append_jsonl
 
 if TYPE_CHECKING:
@@ -420,7 +420,7 @@ def run_chat(
         commands = {**builtin_commands(), **(commands or {})}
         session = ChatSession(factory, model, config.model, console, commands=commands,
                               history=list(history), on_turn=list(on_turn))
-    except (ModelConfigError, ValueError, ImportError, OSError) as exc:
+    except (ModelConfigError, ToolDefinitionError, ValueError, ImportError, OSError) as exc:
         Console(stderr=True, highlight=False, soft_wrap=True).print(Text(f"error: {exc}", style="red"))
         return 2
     tools = ", ".join(session.agent.tools) or "none"

@@ -13,15 +13,13 @@ PATH_HELP = "Notebook folder (or .json file); default $AGENTKIT_HOME/notes."
 
 def _open(path: Path | None, threshold: float | None = None) -> Any:
     from agentkit.memory import default_notes_path
-    from agentkit.memory.notebook import MistakeNotebook
 
     try:
-        if threshold is None:
-            from agentkit.memory.notebook import DEFAULT_THRESHOLD
+        from agentkit.memory.notebook import DEFAULT_THRESHOLD, MistakeNotebook
 
-            threshold = DEFAULT_THRESHOLD
-        return MistakeNotebook.open(path or default_notes_path(), threshold=threshold)
-    except (ValueError, RuntimeError) as exc:
+        return MistakeNotebook.open(path or default_notes_path(),
+                                    threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
+    except (ValueError, RuntimeError, ImportError) as exc:  # ImportError: the memory extra is missing
         typer.echo(f"Cannot open the notebook: {exc}", err=True)
         raise typer.Exit(2) from None
 

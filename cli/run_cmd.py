@@ -33,6 +33,7 @@ from agentkit.cli.chat import (
 from agentkit.cli.console import EventPrinter, format_call, load_model
 from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
+from agentkit.tools import ToolDefinitionError
 
 if TYPE_CHECKING:
     from agentkit.mcp_client import MCPToolkit
@@ -80,7 +81,7 @@ def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
         agent = build_agent(loaded, tools=tools, allow_dir=allow_dir, extra_tools=mcp_kits, system=system,
                             max_steps=max_steps, log=log, settings=settings, approval=policy_from_spec(ask))
-    except (ModelConfigError, ValueError, ImportError, OSError, RuntimeError) as exc:
+    except (ModelConfigError, ToolDefinitionError, ValueError, ImportError, OSError, RuntimeError) as exc:
         err.print(Text(f"error: {exc}", style="red"))
         return EXIT_CONFIG
 

@@ -23,11 +23,11 @@ INDEX_HELP = "chromadb server URL for the index (remembered by the library); def
 
 def open_library(path: Path | None = None, index: str | None = None, **settings: Any) -> SkillLibrary:
     """Open a library for the CLI, turning configuration problems into a message and exit code 2."""
-    from agentkit.skills import SkillLibrary
-
     try:
+        from agentkit.skills import SkillLibrary
+
         return SkillLibrary.open(path, index=index, **settings)
-    except (ValueError, RuntimeError, OSError) as exc:
+    except (ValueError, RuntimeError, OSError, ImportError) as exc:  # ImportError: the memory extra is missing
         typer.echo(f"Cannot open the skill library: {exc}", err=True)
         raise typer.Exit(2) from None
 

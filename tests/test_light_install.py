@@ -32,7 +32,8 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def loaded_heavy(code: str) -> list[str]:
-    out = run_python(textwrap.dedent(code) + f"\nimport json\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
+    report = f"\nimport json\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    out = run_python(textwrap.dedent(code) + report)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -86,3 +87,15 @@ def test_sessions_work_without_the_memory_extra(tmp_path) -> None:  # type: igno
         print("ok")
     """)
     assert out.returncode == 0, out.stderr
+
+
+def test_cli_names_the_missing_extra_without_a_traceback(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = run_python(f"""
+        block("chromadb")
+        import sys
+        from agentkit.cli.main import app
+        sys.argv = ["agentkit", "skills", "list", "--library", {str(tmp_path)!r}]
+        app()
+    """)
+    assert out.returncode == 2
+    assert "pip install 'agentkit[memory]'" in out.stderr and "Traceback" not in out.stderr

@@ -202,3 +202,36 @@ def test_http_server_crashing_mid_call_is_an_observation() -> None:
     finally:
         if proc.poll() is None:
             stop(proc)
+
+
+def test_cli_run_and_chat_take_mcp_servers(tmp_path: Path) -> None:
+    import json
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from agentkit.cli.main import app
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool": "add", "arguments": {"a": 2, "b": 40}}, "42"]))
+    server = shlex.join(STDIO)
+    out = CliRunner().invoke(app, ["run", "--model", f"script:{script}", "--tools", "none", "--mcp", server, "--json",
+                                   "2 + 40?"])
+    assert out.exit_code == 0, out.output
+    trajectory = json.loads(out.stdout)
+    (obs,) = [m for m in trajectory["messages"] if m["role"] == "tool"]
+    assert obs["content"] == "42" and not obs["is_error"] and trajectory["answer"] == "42"
+
+    out = CliRunner().invoke(app, ["chat", "--model", f"script:{script}", "--mcp", server, "--mcp", server],
+                             input="/tools\n")
+    assert out.exit_code == 2 and "two tools are named" in out.output  # the same server twice: names clash
+
+    out = CliRunner().invoke(app, ["chat", "--model", f"script:{script}", "--tools", "calculator", "--mcp", server],
+                             input="/tools\n2 + 40?\n/usage\n")
+    assert out.exit_code == 0, out.output
+    assert "calculator" in out.output and "divide" in out.output and "crash" in out.output
+    assert "42" in out.output and "total" in out.output
+
+    out = CliRunner().invoke(app, ["run", "--model", f"script:{script}", "--mcp", f"http://127.0.0.1:{free_port()}/mcp",
+                                   "task"])
+    assert out.exit_code == 2 and "cannot connect to MCP server" in out.output

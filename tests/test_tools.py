@@ -185,3 +185,24 @@ def test_tool_without_time_limit_runs_inline() -> None:
     assert inline.content == threading.current_thread().name
     assert pooled.content == "agentkit-tool"
     runner.close()
+
+
+def test_a_tool_can_take_its_json_schema_as_given() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+              "required": ["city"], "additionalProperties": False}
+    seen: list[dict[str, object]] = []
+
+    def forecast(**arguments: object) -> str:
+        seen.append(arguments)
+        return "sunny"
+
+    t = Tool(forecast, name="forecast", description="The weather.", parameters=schema)
+    assert t.spec()["function"] == {"name": "forecast", "description": "The weather.", "parameters": schema}
+    runner = ToolRunner()
+    ok, missing, unknown = runner.run_many([(t, "forecast", {"city": "Oslo", "days": 2}),
+                                            (t, "forecast", {"days": 2}),
+                                            (t, "forecast", {"city": "Oslo", "hours": 3})])
+    runner.close()
+    assert ok.content == "sunny" and not ok.is_error and seen == [{"city": "Oslo", "days": 2}]
+    assert missing.is_error and "Invalid arguments for forecast" in missing.content and "city" in missing.content
+    assert unknown.is_error and "hours" in unknown.content

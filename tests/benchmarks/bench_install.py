@@ -47,6 +47,20 @@ def export_source(ref: str | None, target: Path) -> None:
             shutil.copy2(src, target / name)
 
 
+LARGEST = """
+import importlib.metadata as md, json, os
+sizes = {}
+for d in md.distributions():
+    total = 0
+    for f in d.files or []:
+        path = d.locate_file(f)
+        if os.path.isfile(path):
+            total += os.path.getsize(path)
+    sizes[d.metadata["Name"]] = total
+print(json.dumps(sorted(sizes.items(), key=lambda kv: -kv[1])[:10]))
+"""
+
+
 def import_time(python: Path, statement: str, repeats: int) -> float:
     """Median wall time of `statement` in a fresh interpreter, in seconds."""
     code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
@@ -84,6 +98,8 @@ def main() -> None:
             "distributions": len(names),
             "install_s": round(install_s, 1),
             "heavy_installed": {h: h in names for h in HEAVY},
+            "largest_mb": {name: round(size / 2**20, 1) for name, size in json.loads(subprocess.run(
+                [str(python), "-c", LARGEST], check=True, capture_output=True, text=True).stdout)},
             "import_agentkit_s": round(import_time(python, "import agentkit", args.repeats), 3),
             "import_and_build_hosted_agent_s": round(import_time(
                 python, "from agentkit import Agent; Agent('openai:gpt-4o-mini')", args.repeats), 3),

@@ -41,6 +41,31 @@ def time_calls(runner: ToolRunner, t: Tool, calls: int) -> dict[str, float]:
             "mean_ms": round(statistics.fmean(samples), 4)}
 
 
+def raw_sdk_stdio(calls: int) -> dict[str, float]:
+    """The same calls with the `mcp` SDK alone (asyncio, no agentkit): the floor of the stdio figure."""
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def go() -> list[float]:
+        params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for i in range(20):
+                await session.call_tool("add", {"a": i, "b": 1})
+            samples = []
+            for i in range(calls):
+                start = time.perf_counter()
+                await session.call_tool("add", {"a": i, "b": 2})
+                samples.append((time.perf_counter() - start) * 1000)
+            return samples
+
+    samples = sorted(asyncio.run(go()))
+    return {"median_ms": round(statistics.median(samples), 4), "p90_ms": round(samples[int(0.9 * len(samples))], 4),
+            "mean_ms": round(statistics.fmean(samples), 4)}
+
+
 def http_server() -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -84,6 +109,7 @@ def main() -> None:
     with Toolkit.from_mcp([sys.executable, str(SERVER)]) as kit:
         results["MCP stdio"] = {**time_calls(runner, next(t for t in kit.tools() if t.name == "add"), args.calls),
                                 "connect_s": round(time.perf_counter() - connect, 3)}
+    results["mcp SDK alone, stdio (no agentkit)"] = raw_sdk_stdio(args.calls)
     proc, url = http_server()
     try:
         connect = time.perf_counter()
