@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,13 +315,7 @@ def reapply_adapter(model: Any, adapter: Path) -> None:
         reset()
 
 
-def episode_count(trajectories: Sequence[Trajectory]) -> int:
-    return len(trajectories)
-
-
-OnTrajectory = Callable[[Trajectory], None]
-
-
 def save_trajectories(path: Path, trajectories: Sequence[Trajectory]) -> None:
+    """Append trajectories to a JSONL log (the loop records the file's length after each step)."""
     for trajectory in trajectories:
         append_jsonl(path, trajectory)
