@@ -289,3 +289,13 @@ def test_a_heldout_environment_takes_its_tasks_out_of_training(tmp_path: Path) -
     assert report.heldout_tasks == [r["id"] for r in records[4:8]]
     assert report.train_tasks == [r["id"] for r in records[:4]]  # the overlapping two are not learned on
     assert report.before.tasks == 4 and report.before.environment == "sql-clinic-held"
+
+
+def test_a_method_that_overruns_does_not_starve_the_next(tmp_path: Path) -> None:
+    """A 0.6-second budget: the skills step runs over its share, notes still get their equal share."""
+    env = clinic(6)
+    report = learn(env, LearningScript([env]), budget="0.01m", methods=("skills", "notes"), out=tmp_path / "run",
+                   **OPTIONS)
+    costs = {c.phase: c for c in report.costs}
+    assert costs["learn-skills"].episodes >= 1 and costs["learn-notes"].episodes >= 1
+    assert report.learning_cost().minutes > 0.01  # over budget by the steps that ran over, and reported so
