@@ -66,7 +66,12 @@ def register(app: typer.Typer) -> None:
 
         from agentkit.cli.eval_cmd import load_environment
         from agentkit.models import resolve_model
-        from agentkit.training.learning import TABLE_HEADER, Budget, LearnEvent, learn
+
+        try:  # the learning loop lives in agentkit.training, which needs torch even for skills and notes
+            from agentkit.training.learning import TABLE_HEADER, Budget, LearnEvent, learn
+        except ImportError as exc:
+            raise typer.BadParameter(f"agentkit learn needs the train extra (pip install 'agentkit[train]'): "
+                                     f"{exc}") from exc
 
         console = Console()
         methods = [m.strip() for m in method.split(",") if m.strip()]

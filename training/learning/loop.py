@@ -12,9 +12,10 @@ followed by a held-out evaluation with everything learned so far → after on th
 evaluation decodes greedily and runs on frozen copies of the learned skills and notes, so it can teach
 the artefacts nothing; held-out tasks never reach a learner (their ids are checked against every
 learning trajectory before the report is written). The budget (minutes and/or episodes) covers the
-learning phases; each method gets an equal share of what is left when it starts, so time a method does
-not use passes on. The run's position is saved atomically in OUT/state.json after every step:
-`resume=True` continues a stopped run.
+learning phases; each method gets an equal share, plus whatever earlier methods left unused (a step
+that runs over its share is finished, so a run can exceed its budget by at most one step per method).
+The run's position is saved atomically in OUT/state.json after every step: `resume=True` continues a
+stopped run.
 """
 
 from __future__ import annotations
@@ -177,7 +178,8 @@ def learn(
         run.evaluate("unseen-before", unseen, list(unseen.tasks()), artefacts=())
     for i, method in enumerate(methods):
         if method not in state["done"]:
-            run.learn_phase(method, spent_budget, remaining_methods=len(methods) - i, resume=resume)
+            run.learn_phase(method, spent_budget, n_methods=len(methods), remaining_methods=len(methods) - i,
+                            resume=resume)
         learned = methods[: i + 1]
         run.evaluate(f"after-{method}", held_env, held, artefacts=learned, curve=True)
     if unseen is not None:
@@ -305,15 +307,23 @@ class _Run:
         return score
 
     # -- learning ------------------------------------------------------------------------------------
-    def learn_phase(self, method: str, budget: Budget, *, remaining_methods: int, resume: bool) -> None:
-        """Run `method` until its share of the budget is spent (a share is fixed when the phase starts)."""
+    def learn_phase(self, method: str, budget: Budget, *, n_methods: int, remaining_methods: int,
+                    resume: bool) -> None:
+        """Run `method` until its share of the budget is spent (fixed when the phase starts: an equal share,
+        or more when earlier methods left some unused; a step that runs over is finished, never cut)."""
         learning = self.state["learning"]
         progress = self.state["progress"].setdefault(method, {"minutes": 0.0, "tokens": 0, "episodes": 0})
-        if "share_minutes" not in progress:
-            left_min = None if budget.minutes is None else max(0.0, budget.minutes - learning["minutes"])
-            left_ep = None if budget.episodes is None else max(0, budget.episodes - learning["episodes"])
-            progress["share_minutes"] = None if left_min is None else left_min / remaining_methods
-            progress["share_episodes"] = None if left_ep is None else left_ep // remaining_methods
+        if "share_minutes" not in progress:  # an equal share of the budget, plus what earlier methods left unused
+            if budget.minutes is not None:
+                left = budget.minutes - learning["minutes"]
+                progress["share_minutes"] = max(budget.minutes / n_methods, left / remaining_methods)
+            else:
+                progress["share_minutes"] = None
+            if budget.episodes is not None:
+                left_ep = budget.episodes - learning["episodes"]
+                progress["share_episodes"] = max(budget.episodes // n_methods, left_ep // remaining_methods, 1)
+            else:
+                progress["share_episodes"] = None
             self.save()
         learner = make_learner(method, self.ctx, resume=resume)
         file_name = f"trajectories/train-{method}.jsonl"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -216,15 +216,16 @@ class NotesLearner:
         self.notebook.close()
 
 
-def default_rl_config(env: Environment, seed: int, max_turns: int) -> Any:
+def default_rl_config(env: Environment, seed: int, max_turns: int, max_new_tokens: int | None) -> Any:
     """GRPO settings for learning on a CPU budget: Dual-Track GRPO on SQL, plain GRPO elsewhere; LoRA,
-    one task of four rollouts per update, no reference model (the LoRA adapter is small)."""
+    one task of four rollouts per update, no reference model (the LoRA adapter is small); episodes as long
+    as the evaluations' (turns and tokens per reply)."""
     from agentkit.training.config import TrainConfig
 
     algo = "dual-track" if getattr(env, "name", "").startswith("sql") else "grpo"
     return TrainConfig(algo=algo, group_size=4, tasks_per_step=1, groups_per_step=1, lr=5e-5, kl_coef=0.0,
-                       max_new_tokens=256, max_turns=max_turns, temperature=1.0, save_every=1, keep_checkpoints=1,
-                       progress=False, seed=seed, max_steps=10**9)
+                       max_new_tokens=max_new_tokens or 256, max_turns=max_turns, temperature=1.0, save_every=1,
+                       keep_checkpoints=1, progress=False, seed=seed, max_steps=10**9)
 
 
 class RLLearner:
@@ -243,7 +244,8 @@ class RLLearner:
                 f"the rl method trains the model in-process: it needs a local model (local:NAME or a LocalModel), "
                 f"not {ctx.model.name!r}. Learn skills and notes with this model, or pass --method skills,notes."
             )
-        cfg = (ctx.rl_config or default_rl_config(ctx.env, ctx.seed, ctx.max_steps)).model_copy(deep=True)
+        cfg = ctx.rl_config or default_rl_config(ctx.env, ctx.seed, ctx.max_steps, ctx.train_settings.max_tokens)
+        cfg = cfg.model_copy(deep=True)
         cfg.progress = False
         self.folder = ctx.out / "rl"
         self.trainer = Trainer(inner, cfg, out_dir=self.folder)
@@ -313,13 +315,7 @@ def reapply_adapter(model: Any, adapter: Path) -> None:
         reset()
 
 
-def episode_count(trajectories: Sequence[Trajectory]) -> int:
-    return len(trajectories)
-
-
-OnTrajectory = Callable[[Trajectory], None]
-
-
 def save_trajectories(path: Path, trajectories: Sequence[Trajectory]) -> None:
+    """Append trajectories to a JSONL log (the loop records the file's length after each step)."""
     for trajectory in trajectories:
         append_jsonl(path, trajectory)

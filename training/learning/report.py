@@ -171,8 +171,8 @@ def plot_curve(report: LearningReport, out: Path) -> Path | None:
         lows = [100 * (p.success_rate - p.ci_low) for p in points]
         highs = [100 * (p.ci_high - p.success_rate) for p in points]
         ax.errorbar(xs, ys, yerr=[lows, highs], marker="o", capsize=3)
-        for p, x, y in zip(points, xs, ys, strict=True):
-            ax.annotate(p.label, (x, y), textcoords="offset points", xytext=(4, 6), fontsize=8)
+        for i, (p, x, y) in enumerate(zip(points, xs, ys, strict=True)):  # staggered: points may coincide
+            ax.annotate(p.label, (x, y), textcoords="offset points", xytext=(4, 6 + 11 * (i % 4)), fontsize=8)
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"held-out success % (n={report.before.tasks}, 95% Wilson)")
