@@ -135,6 +135,8 @@ class VLLMModel(OpenAIModel):
             if chain is None:
                 continue
             before = list(self._tokenize(messages[:n], wire_tools, generation_prompt=False)["tokens"])
+            if not chain.finished and self._end_of_turn is None:
+                self._end_of_turn = self._template_end_of_turn()
             if not chain.finished and self._end_of_turn is not None:
                 # cut off (max_tokens, a stop string): the turn is closed with the end-of-turn token, as the
                 # template closes it (an observation token, never trained on)
@@ -146,6 +148,16 @@ class VLLMModel(OpenAIModel):
             break
         self.stats["retokenised" if any(m.role == "assistant" for m in messages) else "fresh"] += 1
         return full, context
+
+    def _template_end_of_turn(self) -> int | None:
+        """The token the chat template closes a turn with: the first token of the common suffix of two
+        one-turn conversations that differ only in their text ([eot, trailer...])."""
+        one, two = ([*self._tokenize([Message.user(text)], None, generation_prompt=False)["tokens"]]
+                    for text in ("x", "y"))
+        k = 0
+        while k < min(len(one), len(two)) and one[-1 - k] == two[-1 - k]:
+            k += 1
+        return one[-k] if 0 < k <= MAX_TRAILER + 1 else None
 
     def _tokenize(self, messages: Sequence[Message], tools: list[Any] | None, *, generation_prompt: bool
                   ) -> dict[str, Any]:
