@@ -51,6 +51,7 @@ __all__ = [
     "ServePlan",
     "UnsupportedServeConfig",
     "cpu_count",
+    "cpu_supports_fp8_kv",
     "detect_gpu",
     "installed_vllm_version",
     "is_mla",
@@ -259,6 +260,8 @@ class ServeOptions:
     """CPU platform: cores the server binds its OpenMP threads to (0..N-1); None: vLLM's automatic binding."""
     cpu_kv_cache_gib: float = 1.0
     """CPU platform: GiB of memory for the KV cache (`VLLM_CPU_KVCACHE_SPACE`)."""
+    cpu_fp8_kv: bool | None = None
+    """CPU platform: whether this CPU can hold an FP8 KV cache (vLLM needs AVX-512 or AMX); None: unknown."""
 
 
 @dataclass
@@ -531,6 +534,9 @@ def _plan_cpu(options: ServeOptions, args: list[str], env: dict[str, str], notes
         env["VLLM_CPU_OMP_THREADS_BIND"] = f"0-{options.cpu_threads - 1}" if options.cpu_threads > 1 else "0"
     if options.attention_backend:
         raise UnsupportedServeConfig("--attention-backend has no choice on CPU: vLLM's CPU attention is the only one")
+    if options.fp8 and options.cpu_fp8_kv is False:
+        raise UnsupportedServeConfig("an FP8 KV cache on CPU needs AVX-512 or AMX (vLLM's CPU kernels), which "
+                                     "this CPU lacks: drop --fp8")
     if options.fp8:
         notes.append("CPU: FP8 KV cache (fp8_e4m3, half the cache memory); weights stay bf16")
         return "fp8", None
@@ -743,6 +749,15 @@ def vllm_distribution(python: str | None = None) -> tuple[str, str] | None:
         raise UnsupportedServeConfig(f"cannot ask {python} for its vLLM version: {exc}") from exc
     parts = out.stdout.split()
     return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
+def cpu_supports_fp8_kv() -> bool | None:
+    """Whether this x86 CPU has AVX-512 or AMX (what vLLM's CPU FP8 KV cache needs); None where unknown."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    return any(f" {flag}" in flags for flag in ("avx512f", "amx_tile"))
 
 
 def cpu_count() -> int:

@@ -205,12 +205,13 @@ def tools_for_choice(tools: list[dict[str, Any]], choice: str | None) -> list[di
 
 
 def forced_prefix(choice: str | None) -> str:
-    """Text that begins the reply so it must be a call: `<tool_call>` for "required", the name too for a name."""
+    """Text that begins the reply so it must be a call: `<tool_call>` for "required"; for a name, the call up to
+    its arguments' opening brace."""
     kind = tool_choice_kind(choice)
     if kind == "required":
         return OPEN_TAG
     if kind == "named":
-        return OPEN_TAG + json.dumps({"name": choice})[:-1] + ', "arguments": '
+        return OPEN_TAG + json.dumps({"name": choice})[:-1] + ', "arguments": {'
     return ""
 
 

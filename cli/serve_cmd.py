@@ -79,6 +79,7 @@ def register(app: typer.Typer) -> None:
             ServeOptions,
             UnsupportedServeConfig,
             cpu_count,
+            cpu_supports_fp8_kv,
             detect_gpu,
             max_adapter_rank,
             plan_serve,
@@ -118,6 +119,7 @@ def register(app: typer.Typer) -> None:
             options = ServeOptions(
                 platform=platform, python=python, chat_template=chat_template, cpu_kv_cache_gib=cpu_kv_cache_gib,
                 cpu_threads=cpu_count() if platform == "cpu" else None,
+                cpu_fp8_kv=cpu_supports_fp8_kv() if platform == "cpu" else None,
                 model=model, served_name=served_name, fp8=fp8, fp8_weights=fp8_weights, host=host, port=port,
                 tensor_parallel=tp, lora=tuple(lora), runtime_lora=runtime_lora,
                 max_lora_rank=max_lora_rank or max_adapter_rank(lora), max_model_len=max_model_len,

@@ -290,6 +290,8 @@ def test_cpu_plan_allows_an_fp8_kv_cache_and_refuses_fp8_weights() -> None:
     assert plan.args[plan.args.index("--kv-cache-dtype") + 1] == "fp8"
     assert "--quantization" not in plan.args and "--attention-backend" not in plan.args
     assert any("FP8 KV cache" in note and "weights stay bf16" in note for note in plan.notes)
+    with pytest.raises(UnsupportedServeConfig, match="needs AVX-512 or AMX"):
+        cpu_plan(fp8=True, cpu_fp8_kv=False)
     with pytest.raises(UnsupportedServeConfig, match=r"FP8 weights .* fail on vLLM's CPU build"):
         cpu_plan(fp8=True, fp8_weights=True)
     with pytest.raises(UnsupportedServeConfig, match="no choice on CPU"):

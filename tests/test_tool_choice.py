@@ -59,7 +59,7 @@ def test_choice_helpers() -> None:
     assert native_tool_choice(SPECS, "add") == {"type": "function", "function": {"name": "add"}}
     assert native_tool_choice([], "required") is None  # no tools: nothing to choose from, nothing sent
     # The forced prefix of a named choice, completed by a model, parses as a call to that tool.
-    completed = forced_prefix("add") + '{"a": 1, "b": 2}}</tool_call>'
+    completed = forced_prefix("add") + '"a": 1, "b": 2}}</tool_call>'
     parsed = parse_tool_calls(completed, {"add"})
     assert [(c.name, c.arguments) for c in parsed.calls] == [("add", {"a": 1, "b": 2})]
     assert choice_satisfied(parsed.calls, "add") and not choice_satisfied(parsed.calls, "shout")

@@ -56,7 +56,7 @@ def tool_chat_template() -> str:
         "{%- set ns.tools = 'You can use these tools:' -%}",
         "{%- for spec in tools -%}{%- set fn = spec.function if spec.function is defined else spec -%}",
         "{%- set ns.tools = ns.tools ~ '\\n- ' ~ fn.name ~ ': ' ~ (fn.description or '') ~ '\\n  parameters: '"
-        " ~ ((fn.parameters or {}) | tojson) -%}",
+        " ~ ((fn.parameters or {}) | tojson(separators=(',', ':'))) -%}",
         "{%- endfor -%}",
         f"{{%- set ns.tools = ns.tools ~ '\\n\\n' ~ {_escape(FORMAT_INSTRUCTIONS)} -%}}",
         "{%- if messages[0].role != 'system' -%}",
@@ -135,6 +135,8 @@ def prepare_servable(spec: str, *, root: str | Path | None = None, refresh: bool
     model = ServableModel(path=folder, served_name=served_name)
     template = folder / TOOL_TEMPLATE_NAME
     if template.is_file():
+        if template.read_text() != tool_chat_template():  # made by an older agentkit: keep it current
+            template.write_text(tool_chat_template())
         model.chat_template = template
     elif not _family_has_tool_parser(folder, served_name):
         from transformers import AutoTokenizer

@@ -87,6 +87,7 @@ class VLLMModel(OpenAIModel):
         self._chains: OrderedDict[str, _Chain] = OrderedDict()
         self._chain_lock = threading.Lock()
         self.stats = {"extended": 0, "fresh": 0, "retokenised": 0}
+        self._end_of_turn: int | None = None  # learned from the first reply that ended on its own
 
     def _token_path(self, settings: GenerationSettings) -> bool:
         return self.token_prompts and settings.logprobs
@@ -134,6 +135,12 @@ class VLLMModel(OpenAIModel):
             if chain is None:
                 continue
             before = list(self._tokenize(messages[:n], wire_tools, generation_prompt=False)["tokens"])
+            if not chain.finished and self._end_of_turn is None:
+                self._end_of_turn = self._template_end_of_turn()
+            if not chain.finished and self._end_of_turn is not None:
+                # cut off (max_tokens, a stop string): the turn is closed with the end-of-turn token, as the
+                # template closes it (an observation token, never trained on)
+                chain = _Chain([*chain.ids, self._end_of_turn], finished=True)
             extended = _extend(chain, before, full)
             if extended is not None:
                 self.stats["extended"] += 1
@@ -141,6 +148,16 @@ class VLLMModel(OpenAIModel):
             break
         self.stats["retokenised" if any(m.role == "assistant" for m in messages) else "fresh"] += 1
         return full, context
+
+    def _template_end_of_turn(self) -> int | None:
+        """The token the chat template closes a turn with: the first token of the common suffix of two
+        one-turn conversations that differ only in their text ([eot, trailer...])."""
+        one, two = ([*self._tokenize([Message.user(text)], None, generation_prompt=False)["tokens"]]
+                    for text in ("x", "y"))
+        k = 0
+        while k < min(len(one), len(two)) and one[-1 - k] == two[-1 - k]:
+            k += 1
+        return one[-k] if 0 < k <= MAX_TRAILER + 1 else None
 
     def _tokenize(self, messages: Sequence[Message], tools: list[Any] | None, *, generation_prompt: bool
                   ) -> dict[str, Any]:
@@ -208,7 +225,9 @@ class VLLMModel(OpenAIModel):
                       output_tokens=int(_get(usage_obj, "completion_tokens", len(completion))), calls=1)
         # Ended on an end-of-turn token (EOS, or a stop token id such as <|im_end|>), not on a stop string:
         stop_reason = _get(choice, "stop_reason")
-        finished = finish == "stop" and (stop_reason is None or isinstance(stop_reason, int))
+        finished = finish == "stop" and (stop_reason is None or isinstance(stop_reason, int)) and bool(completion)
+        if finished:
+            self._end_of_turn = completion[-1]
         with self._chain_lock:
             self._chains[_message_key([*messages, message])] = _Chain(list(prompt) + completion, finished)
             while len(self._chains) > MEMORY:

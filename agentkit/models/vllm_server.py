@@ -40,6 +40,7 @@ from agentkit.serving import (
     ServeOptions,
     ServePlan,
     cpu_count,
+    cpu_supports_fp8_kv,
     detect_gpu,
     mask_secrets,
     plan_serve,
@@ -214,6 +215,7 @@ class VLLMServer:
             notes += servable.notes
         if platform == "cpu":
             options.setdefault("cpu_threads", cpu_count())
+            options.setdefault("cpu_fp8_kv", cpu_supports_fp8_kv())
         plan = plan_serve(read_model_config(model), None if platform == "cpu" else gpu or detect_gpu(), version,
                           ServeOptions(model=model, python=python, platform=platform, **options))
         plan.notes[:0] = notes

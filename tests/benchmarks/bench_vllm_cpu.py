@@ -114,8 +114,9 @@ def rl_run(server: Any, concurrency: int, correction: str, steps: int, group: in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("bench-out/vllm_cpu.json"))
-    parser.add_argument("--tokens", type=int, default=64)
-    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--tokens", type=int, default=32, help="tokens per decode stream")
+    parser.add_argument("--calls", type=int, default=10, help="requests per overhead measurement")
+    parser.add_argument("--rl-tokens", type=int, default=16, help="max new tokens per rollout")
     parser.add_argument("--rl-steps", type=int, default=2)
     parser.add_argument("--skip-rl", action="store_true")
     args = parser.parse_args()
@@ -140,7 +141,7 @@ def main() -> None:
         results["overhead"] = overhead(server, args.calls)
         print(json.dumps(results["overhead"]), flush=True)
         if not args.skip_rl:
-            results["rl"] = [rl_run(server, c, corr, args.rl_steps, 4, 2, args.tokens)
+            results["rl"] = [rl_run(server, c, corr, args.rl_steps, 4, 2, args.rl_tokens)
                              for c, corr in ((1, "none"), (8, "none"), (8, "tis"))]
             for run in results["rl"]:
                 print(json.dumps(run), flush=True)
