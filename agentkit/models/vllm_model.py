@@ -80,7 +80,7 @@ class VLLMModel(OpenAIModel):
 
     def __init__(self, name: str, *, token_prompts: bool = True, **options: Any) -> None:
         super().__init__(name, **options)
-        from agentkit.models.vllm_server import VLLMAdmin
+        from agentkit.models.vllm_admin import VLLMAdmin
 
         self.token_prompts = token_prompts
         self.admin = VLLMAdmin(self.base_url or "", options.get("api_key"))
@@ -96,7 +96,7 @@ class VLLMModel(OpenAIModel):
                  settings: GenerationSettings | None = None) -> ModelResponse:
         settings = settings or GenerationSettings()
         if self._token_path(settings):
-            from agentkit.models.vllm_server import VLLMAdminError
+            from agentkit.models.vllm_admin import VLLMAdminError
 
             try:
                 return self._generate_tokens(messages, tools, settings)
@@ -165,7 +165,7 @@ class VLLMModel(OpenAIModel):
                                    "add_generation_prompt": generation_prompt, "add_special_tokens": False}
         if tools:
             payload["tools"] = tools
-        from agentkit.models.vllm_server import VLLMAdminError
+        from agentkit.models.vllm_admin import VLLMAdminError
 
         try:
             return self.admin.tokenize(payload)
