@@ -250,7 +250,7 @@ class Agent:
         raise RuntimeError("agent run ended without a result")  # pragma: no cover
 
     def resume_stream(self, state: RunState | RunResult | str, decisions: Decisions, *,
-                      reward_fn: RewardFn | None = None) -> Iterator[Event]:
+                      reward_fn: RewardFn | None = None) -> Generator[Event, None, None]:
         """`resume`, yielding events as they happen; the last event is `RunFinished`."""
         return self._resume(state, decisions, streaming=True, reward_fn=reward_fn)
 
@@ -311,7 +311,7 @@ class Agent:
         return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, history=history)
 
     def _resume(self, state: RunState | RunResult | str, decisions: Decisions, *, streaming: bool,
-                reward_fn: RewardFn | None) -> Iterator[Event]:
+                reward_fn: RewardFn | None) -> Generator[Event, None, None]:
         # Checked here, before the generator starts, so bad input fails at the call.
         if isinstance(state, RunResult):
             state = state.state
@@ -324,7 +324,7 @@ class Agent:
 
     def _execute(self, trajectory: Trajectory, *, streaming: bool, reward_fn: RewardFn | None,
                  history: Sequence[Message] = (),
-                 resume: tuple[list[ToolCall], dict[str, Decision]] | None = None) -> Iterator[Event]:
+                 resume: tuple[list[ToolCall], dict[str, Decision]] | None = None) -> Generator[Event, None, None]:
         """Start a run (its task is the trajectory's), or continue a paused one with its decisions."""
         started = time.perf_counter()
         trace = (self._tracer.start_run(trajectory, self.model, resumed=resume is not None)

@@ -277,7 +277,8 @@ def render_output(value: Any, limit: int) -> str:
         text = f"[the tool's return value ({_type_name(value)}) cannot be shown as text: {describe_exception(exc)}]"
     if len(text) > limit:
         text = f"{text[:limit]}\n[output truncated: {len(text)} characters, showing the first {limit}]"
-    return clean_text(text)
+    cleaned: str = clean_text(text)
+    return cleaned
 
 
 def _as_text(value: Any) -> str:
