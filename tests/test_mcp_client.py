@@ -226,7 +226,8 @@ def test_cli_run_and_chat_take_mcp_servers(tmp_path: Path) -> None:
                              input="/tools\n")
     assert out.exit_code == 2 and "two tools are named" in out.output  # the same server twice: names clash
 
-    out = CliRunner().invoke(app, ["chat", "--model", f"script:{script}", "--tools", "calculator", "--mcp", server],
+    out = CliRunner().invoke(app, ["chat", "--model", f"script:{script}", "--tools", "calculator", "--mcp", server,
+                                   "--ask", "none"],  # the test server's tools are not marked read-only
                              input="/tools\n2 + 40?\n/usage\n")
     assert out.exit_code == 0, out.output
     assert "calculator" in out.output and "divide" in out.output and "crash" in out.output
