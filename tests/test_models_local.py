@@ -17,6 +17,7 @@ pytest.importorskip("transformers")
 from agentkit import Agent, tool  # noqa: E402
 from agentkit.messages import Message, ToolCall  # noqa: E402
 from agentkit.models import ModelConfigError, resolve_model  # noqa: E402
+from agentkit.models.chat_format import to_message  # noqa: E402
 from agentkit.models.embedded import EMBEDDED_MODELS, _cached, _source_stamp, gguf_path_for  # noqa: E402
 from agentkit.models.local import LocalModel, _IncrementalText, render_chat  # noqa: E402
 from agentkit.models.protocol import GenerationSettings, ModelResponse, TextDelta  # noqa: E402
@@ -249,20 +250,20 @@ def test_tools_rendered_into_prompt_and_calls_round_trip(local: LocalModel) -> N
 
 def test_model_text_becomes_tool_calls_or_parse_errors(local: LocalModel) -> None:
     specs = [add.spec()]
-    good = local._to_message('Sure.\n<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>', specs)
+    good = to_message('Sure.\n<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>', specs)
     assert good.tool_calls[0].name == "add" and good.tool_calls[0].arguments == {"a": 1, "b": 2}
     assert good.content == "Sure." and good.parse_error is None
     raw = "<tool_call>add it up please</tool_call>"
-    bad = local._to_message(raw, specs)
+    bad = to_message(raw, specs)
     assert bad.parse_error and bad.content == raw and not bad.tool_calls
-    plain = local._to_message("The answer is 3.", specs)
+    plain = to_message("The answer is 3.", specs)
     assert plain.content == "The answer is 3." and not plain.tool_calls
 
 
 def test_generated_tool_call_text_is_re_rendered_exactly(local: LocalModel) -> None:
     raw = 'Adding now.\n\n<tool_call>{"name":"add", "arguments":{"b":2,"a":1}}</tool_call>'
-    message = local._to_message(raw, [add.spec()])
-    local._remember_raw(message, raw)
+    message = to_message(raw, [add.spec()])
+    local._raw_texts.remember(message, raw)
     assert message.tool_calls[0].arguments == {"a": 1, "b": 2}
     conversation = [Message.user("1+2?"), message, Message.tool(message.tool_calls[0], "3")]
     prompt = local.render_prompt(conversation, [add.spec()])
