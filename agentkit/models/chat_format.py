@@ -156,11 +156,18 @@ def to_message(text: str, tools: ToolSpecs) -> Message:
     error (shown to the model) when it holds a call-like text that cannot be read."""
     if not tools:
         return Message.assistant(text)
-    names = {spec.get("function", spec).get("name") for spec in tools}
-    parsed = parse_tool_calls(text, names)
+    functions = {fn.get("name"): fn for fn in (spec.get("function", spec) for spec in tools)}
+    parsed = parse_tool_calls(text, set(functions))
     if parsed.error:
         return Message(role="assistant", content=text, parse_error=parsed.error)
+    for call in parsed.calls:
+        known = (functions.get(call.name) or {}).get("parameters", {}).get("properties", {})
+        for key in [k for k in call.arguments if k in _SCHEMA_WORDS and k not in known]:
+            del call.arguments[key]  # schema text copied into the call ("required": [...]), not an argument
     return Message.assistant(parsed.content if parsed.calls else text, parsed.calls)
+
+
+_SCHEMA_WORDS = frozenset({"required", "type", "properties", "additionalProperties", "description"})
 
 
 class IncrementalText:

@@ -172,6 +172,8 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "numerics", "start"])
+    parser.add_argument("--numerics", nargs="*", default=["smollm2-135m", "default"],
+                        help="models whose torch numerics are compared (loads the model in torch)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     results: dict[str, Any] = {}
@@ -180,7 +182,7 @@ def main() -> None:
         entry: dict[str, Any] = {}
         if "speed" not in args.skip:
             entry["speed"] = speed(name, args.threads, args.new_tokens, args.repeats)
-        if "numerics" not in args.skip:
+        if "numerics" not in args.skip and name in args.numerics:
             entry["numerics"] = numerics(name, args.threads, 48)
         results[name] = entry
     if "start" not in args.skip:
