@@ -232,18 +232,22 @@ def main() -> None:
     parser.add_argument("--formats", nargs="+", default=["native", "text"], choices=["native", "text"])
     parser.add_argument("--engine", default="auto", choices=["auto", "llama.cpp", "torch"])
     parser.add_argument("--limit", type=int, default=0, help="first N tool-use requests (0: all)")
+    parser.add_argument("--stride", type=int, default=1, help="every k-th request (a spread subset, all kinds)")
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the CPUs)")
     parser.add_argument("--sql-limit", type=int, default=10, help="Chinook easy tasks per planner (0: skip)")
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
     items = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    items = items[:: args.stride]
     items = items[: args.limit] if args.limit else items
     results: dict[str, Any] = {}
     for spec in args.models:
         for fmt in args.formats:
             started = time.perf_counter()
-            model = load_local(spec.removeprefix("local:"), engine=args.engine, text_tools=(fmt == "text"))
+            options = {"n_threads": args.threads} if args.threads and args.engine != "torch" else {}
+            model = load_local(spec.removeprefix("local:"), engine=args.engine, text_tools=(fmt == "text"), **options)
             key = f"{spec} [{fmt}, {type(model).__name__}]"
             if fmt == "native" and getattr(model, "text_tools", True):
                 print(f"{key}: no native tool template; skipped (the text protocol row covers it)")
