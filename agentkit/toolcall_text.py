@@ -4,7 +4,8 @@ The format is a JSON object in tags, one per call:
 
     <tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>
 
-The parser forgives what small models get wrong: prose around the call, code fences, single quotes,
+The parser forgives what small models get wrong: prose around the call, code fences, bare JSON objects
+(one or several, as Qwen2.5 writes them instead of its `<tool_call>` tags), single quotes,
 Python literals, trailing commas, a missing closing tag or brace, `args`/`parameters` instead of
 `arguments`, arguments as a JSON string, and `name(a=1, b=2)` call syntax. It never raises: output it
 cannot read becomes `ParsedOutput.error`, which the agent shows to the model so it can correct itself.
@@ -106,6 +107,8 @@ def _calls_from_text(
         return [], "empty tool call"
     value = lenient_json(body)
     if value is None:
+        value = _json_sequence(body)  # several objects one after another (one call per line)
+    if value is None:
         call = _call_syntax(body)
         if call is not None:
             return [call], None
@@ -124,6 +127,24 @@ def _calls_from_text(
             return [], None
         calls.append(call)
     return calls, None
+
+
+def _json_sequence(text: str) -> list[Any] | None:
+    """Two or more JSON values written one after another (separated by blanks or commas), else None."""
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    pos = 0
+    while True:
+        while pos < len(text) and (text[pos].isspace() or text[pos] == ","):
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return None
+        values.append(value)
+    return values if len(values) > 1 else None
 
 
 def _call_from_object(obj: Any) -> ToolCall | None:

@@ -50,7 +50,7 @@ DEFAULT_ASK = "writes"
 
 # Options `agentkit chat` and `agentkit run` share.
 MODEL_OPTION = typer.Option(DEFAULT_MODEL, "--model", "-m", help="openai:NAME, litellm:P/NAME, "
-                             "vllm:URL/NAME, local:smollm2-135m, script:FILE.json")
+                             "vllm:URL/NAME, local:default, local:smollm2-135m, script:FILE.json")
 TOOLS_OPTION = typer.Option(DEFAULT_CHAT_TOOLS, "--tools", "-t",
                              help="Built-in tools, comma-separated: calculator,time,read_file,http_get "
                              "('none' for no tools)")

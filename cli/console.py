@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -136,5 +137,7 @@ class EventPrinter:
 def load_model(spec: str, console: Console) -> Model:
     """Resolve a model string, with a spinner while it loads (a local model takes seconds)."""
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # the spinner replaces loaders' own bars
+    if "transformers" in sys.modules:  # imported earlier: its bars read the variable at import only
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
     with console.status(f"Loading model {spec} …", spinner="dots"):
         return resolve_model(spec)

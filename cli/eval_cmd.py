@@ -121,7 +121,7 @@ def register(app: typer.Typer) -> None:
         env: str = typer.Option("sql", "--env", help="Environment: sql, tooluse or textgame."),
         tasks: Path | None = typer.Option(None, "--tasks", help="Task file (sql: JSONL with gold SQL; tooluse: "
                                    "BFCL-style JSON/JSONL; textgame: JSON spec). Default: the shipped set."),
-        model: str = typer.Option("local:smollm2-135m", "--model", help="Model string, or 'oracle'."),
+        model: str = typer.Option("local:default", "--model", help="Model string, or 'oracle'."),
         planner: list[str] = typer.Option(["react"], "--planner",
                                           help="react, map-then-act or recipe (sql); repeat to compare."),
         skills: Path | None = typer.Option(None, "--skills", help="A skill library folder to use."),

@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
     def learn(
         tasks_file: Path = typer.Argument(..., help="JSONL tasks: {id, question|prompt, sql | expected}."),
         reward: str = typer.Option("sql", "--reward", help="sql: execution match on --db; exact: answer == expected."),
-        model: str = typer.Option("local:smollm2-135m", "--model", "-m", help="The agent's model."),
+        model: str = typer.Option("local:default", "--model", "-m", help="The agent's model."),
         analyst: str | None = typer.Option(None, "--analyst", help="Model that writes notes (default: --model)."),
         db: str | None = typer.Option(None, "--db", help="Database for --reward sql (default: the shipped Chinook)."),
         steps: int = typer.Option(1, "--steps", help="Learn steps over the same batch."),

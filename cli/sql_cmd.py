@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
     def sql(
         question: str = typer.Argument(..., help="The question to answer with SQL."),
         db: str = typer.Option(..., "--db", help="SQLite file or SQLAlchemy URL (opened read-only)."),
-        model: str = typer.Option("local:smollm2-135m", "--model", "-m", help="Model string, e.g. openai:gpt-4o-mini."),
+        model: str = typer.Option("local:default", "--model", "-m", help="Model string, e.g. openai:gpt-4o-mini."),
         evidence: str | None = typer.Option(None, "--evidence", help="Extra hint (BIRD-style evidence)."),
         max_steps: int = typer.Option(24, "--max-steps", help="Most model turns."),
         max_rows: int = typer.Option(30, "--max-rows", help="Rows shown per query."),

@@ -113,7 +113,7 @@ def test_run_on_the_embedded_model_answers_a_question() -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "agentkit.cli.main", "run", "What is the capital of France?",
-         "--temperature", "0", "--max-tokens", "32", "--max-steps", "3", "--json"],
+         "--model", "local:smollm2-135m", "--temperature", "0", "--max-tokens", "32", "--max-steps", "3", "--json"],
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]

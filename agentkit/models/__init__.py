@@ -5,12 +5,13 @@
 | `openai:`   | the `openai` client; any base URL (`OPENAI_BASE_URL`)      |
 | `vllm:`     | a vLLM server: `vllm:http://host:8000/v1/MODEL`            |
 | `litellm:`  | every LiteLLM provider: `litellm:anthropic/claude-sonnet-4` |
-| `local:`    | Transformers in-process: `local:smollm2-135m`, `local:PATH`, `local:BASE+ADAPTER_DIR` |
+| `local:`    | in-process: `local:default` (Qwen2.5-Coder-0.5B), `local:smollm2-135m`, `local:PATH`, `BASE+ADAPTER` |
 | `script:`   | a scripted model for tests: `script:replies.json` (see agentkit.testing) |
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from agentkit.models.protocol import (
@@ -33,10 +34,14 @@ __all__ = [
     "TokenRecord",
     "TransientModelError",
     "collect",
+    "load_local",
     "resolve_model",
 ]
 
-DEFAULT_MODEL = "local:smollm2-135m"
+DEFAULT_MODEL = "local:default"
+LOCAL_ENGINES = ("auto", "llama.cpp", "torch")
+ENGINE_ENV = "AGENTKIT_ENGINE"
+_TORCH_ONLY_OPTIONS = ("dtype", "device", "autocast_bf16")
 
 
 def resolve_model(spec: str | Model, **options: Any) -> Model:
@@ -47,7 +52,7 @@ def resolve_model(spec: str | Model, **options: Any) -> Model:
     if not sep or not rest:
         raise ModelConfigError(
             f"model {spec!r} needs a backend prefix: openai:NAME, litellm:PROVIDER/NAME, "
-            "vllm:http://HOST:PORT/v1/NAME or local:smollm2-135m"
+            "vllm:http://HOST:PORT/v1/NAME or local:default"
         )
     if prefix == "openai":
         from agentkit.models.openai_compat import OpenAIModel
@@ -66,12 +71,41 @@ def resolve_model(spec: str | Model, **options: Any) -> Model:
         return LiteLLMModel(rest, **options)
     if prefix == "local":
         from agentkit.models.adapter import load_with_adapter, split_adapter_spec
-        from agentkit.models.local import LocalModel
 
-        base, adapter = split_adapter_spec(rest)  # local:BASE+ADAPTER_DIR: a LoRA adapter on a local model
-        return LocalModel.load(rest, **options) if adapter is None else load_with_adapter(base, adapter, **options)
+        base, adapter = split_adapter_spec(rest)  # local:BASE+ADAPTER_DIR: a LoRA adapter on a local model (torch)
+        return load_local(rest, **options) if adapter is None else load_with_adapter(base, adapter, **options)
     if prefix == "script":
         from agentkit.testing import ScriptedModel
 
         return ScriptedModel.from_file(rest)
     raise ModelConfigError(f"unknown model backend {prefix!r} in {spec!r} (openai, vllm, litellm, local, script)")
+
+
+def load_local(spec: str, *, engine: str | None = None, **options: Any) -> Model:
+    """An in-process model: an embedded name (`default`, `smollm2-135m`), a `.gguf` file or a saved folder.
+
+    `engine` ("auto", "llama.cpp" or "torch"; default `$AGENTKIT_ENGINE`, else "auto") picks the
+    runtime: auto takes llama.cpp for GGUF models when llama-cpp-python is installed (and no
+    torch-only option such as `dtype` is given), and torch otherwise. Training always uses torch.
+    """
+    engine = (engine or os.environ.get(ENGINE_ENV) or "auto").lower().replace("llamacpp", "llama.cpp")
+    if engine not in LOCAL_ENGINES:
+        raise ModelConfigError(f"unknown local engine {engine!r}: {', '.join(LOCAL_ENGINES)}")
+    from agentkit.models.embedded import embedded_gguf_path, embedded_model
+    from agentkit.models.llamacpp import INSTALL_HINT, LlamaCppModel, llama_cpp_available
+
+    is_gguf = embedded_model(spec) is not None or spec.endswith(".gguf")
+    if engine == "auto":
+        torch_only = any(k in options for k in _TORCH_ONLY_OPTIONS)
+        engine = "llama.cpp" if is_gguf and llama_cpp_available() and not torch_only else "torch"
+    if engine == "torch":
+        from agentkit.models.local import LocalModel
+
+        return LocalModel.load(spec, **options)
+    if not is_gguf:
+        raise ModelConfigError(f"the llama.cpp engine runs GGUF files; {spec!r} is not one (use engine='torch')")
+    if not llama_cpp_available():
+        raise ModelConfigError(f"the llama.cpp engine is not installed: {INSTALL_HINT}")
+    path = embedded_gguf_path(spec) if embedded_model(spec) is not None else os.path.expanduser(spec)
+    options.setdefault("name", f"local:{spec or 'default'}")
+    return LlamaCppModel(path, **options)

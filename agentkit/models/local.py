@@ -13,11 +13,9 @@ back with the text protocol of `agentkit.toolcall_text`.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,17 @@ from typing import Any
 
 from agentkit.extras import require
 from agentkit.messages import Message, Usage
+from agentkit.models.chat_format import (
+    CHATML_FALLBACK,
+    IncrementalText,
+    RawTexts,
+    common_prefix,
+    find_stop,
+    has_native_tools,
+    render_chat,
+    stop_prefix_len,
+    to_message,
+)
 from agentkit.models.protocol import (
     GenerationSettings,
     ModelConfigError,
@@ -35,66 +44,9 @@ from agentkit.models.protocol import (
     ToolSpecs,
     collect,
 )
-from agentkit.toolcall_text import (
-    CLOSE_TAG,
-    OPEN_TAG,
-    forced_prefix,
-    parse_tool_calls,
-    render_tools,
-    tools_for_choice,
-)
+from agentkit.toolcall_text import forced_prefix, tools_for_choice
 
-EMBEDDED_NAMES = ("smollm2-135m", "smollm2", "default", "")
-TOOL_RESULT_PREFIX = "Tool result ({name}):\n"
-TOOL_ERROR_PREFIX = "Tool error ({name}):\n"
-RAW_TEXT_MEMORY = 512  # assistant messages whose generated text is remembered for exact re-rendering
-CHATML_FALLBACK = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-
-
-def render_chat(messages: Sequence[Message], tools: ToolSpecs = (), *, text_tools: bool = True,
-                raw_text: Callable[[Message], str | None] | None = None) -> list[dict[str, Any]]:
-    """Messages as chat-template dicts. With `text_tools`, tools go into the system prompt, assistant
-    tool calls become `<tool_call>` lines and tool results become user turns with a clear prefix.
-    `raw_text` may return the exact text a model generated for an assistant message, used instead."""
-    out: list[dict[str, Any]] = []
-    tool_section = render_tools(list(tools)) if tools and text_tools else ""
-    for msg in messages:
-        if msg.role == "system":
-            content = f"{msg.content}\n\n{tool_section}" if tool_section else msg.content
-            tool_section = ""
-            out.append({"role": "system", "content": content.strip()})
-        elif msg.role == "assistant":
-            raw = raw_text(msg) if raw_text is not None else None
-            if raw is not None:
-                out.append({"role": "assistant", "content": raw})
-            elif text_tools:
-                lines = [msg.content] if msg.content else []
-                lines += [f"{OPEN_TAG}{json.dumps({'name': c.name, 'arguments': c.arguments})}{CLOSE_TAG}"
-                          for c in msg.tool_calls]
-                out.append({"role": "assistant", "content": "\n".join(lines)})
-            else:
-                entry: dict[str, Any] = {"role": "assistant", "content": msg.content}
-                if msg.tool_calls:
-                    entry["tool_calls"] = [{"id": c.id, "type": "function",
-                                            "function": {"name": c.name, "arguments": c.arguments}}
-                                           for c in msg.tool_calls]
-                out.append(entry)
-        elif msg.role == "tool":
-            if text_tools:
-                prefix = TOOL_ERROR_PREFIX if msg.is_error else TOOL_RESULT_PREFIX
-                out.append({"role": "user", "content": prefix.format(name=msg.name or "tool") + msg.content})
-            else:
-                out.append({"role": "tool", "content": msg.content, "tool_call_id": msg.tool_call_id,
-                            "name": msg.name})
-        else:
-            out.append({"role": msg.role, "content": msg.content})
-    if tool_section:  # no system message: the tools get one of their own
-        out.insert(0, {"role": "system", "content": tool_section})
-    return out
-
+_IncrementalText = IncrementalText  # the name tests and older code import
 
 @dataclass
 class _CacheState:
@@ -117,8 +69,9 @@ class LocalModel:
         tokenizer: its tokenizer; its chat template renders the prompt (ChatML when it has none).
         name: the model's name in trajectories.
         device: move the model there (in place); default: where it already is.
-        text_tools: render tools into the prompt and parse `<tool_call>` text (for models without
-            native tool calling); False passes tools to the chat template (e.g. Qwen, Hermes).
+        text_tools: True renders tools into the prompt with the text protocol (models without native
+            tool calling); False passes tools and tool messages to the chat template (Qwen, Hermes);
+            None (default) decides from the template (see `chat_format.has_native_tools`).
         default_temperature: used when the settings leave temperature unset.
         max_new_tokens: used when the settings leave max_tokens unset.
         reuse_cache: keep the KV cache across calls of one conversation.
@@ -126,7 +79,7 @@ class LocalModel:
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, name: str = "local", device: Any = None,
-                 text_tools: bool = True, default_temperature: float = 0.7, max_new_tokens: int = 512,
+                 text_tools: bool | None = None, default_temperature: float = 0.7, max_new_tokens: int = 512,
                  reuse_cache: bool = True, autocast_bf16: bool = False) -> None:
         require("torch", "transformers", extra="local", feature="the local model backend")
         import torch
@@ -134,7 +87,8 @@ class LocalModel:
         self.model = model
         self.tokenizer = tokenizer
         self.name = name
-        self.text_tools = text_tools
+        self.text_tools = not has_native_tools(getattr(tokenizer, "chat_template", None)) if text_tools is None \
+            else text_tools
         self.default_temperature = default_temperature
         self.max_new_tokens = max_new_tokens
         self.reuse_cache = reuse_cache
@@ -145,19 +99,25 @@ class LocalModel:
         self._lock = threading.RLock()
         self._state: _CacheState | None = None
         self._stop_ids = self._find_stop_ids()
-        self._raw_texts: OrderedDict[str, str] = OrderedDict()
+        self._raw_texts = RawTexts()
 
     # -- loading ----------------------------------------------------------------------------------
     @classmethod
-    def load(cls, spec: str = "smollm2-135m", *, dtype: Any = None, **options: Any) -> LocalModel:
-        """Load a model by name: "smollm2-135m" (the packaged default), a saved Hugging Face model
-        folder, a `.gguf` file, or an ORG/NAME hub id (needs the network or the local HF cache)."""
-        from agentkit.models.embedded import detach_gguf_quantizer, load_embedded, load_embedded_tokenizer
+    def load(cls, spec: str = "default", *, dtype: Any = None, **options: Any) -> LocalModel:
+        """Load a model by name: an embedded model ("default" = Qwen2.5-Coder-0.5B, "smollm2-135m"), a
+        saved Hugging Face model folder, a `.gguf` file, or an ORG/NAME hub id (needs the network or
+        the local HF cache)."""
+        from agentkit.models.embedded import (
+            detach_gguf_quantizer,
+            embedded_model,
+            load_embedded,
+            load_embedded_tokenizer,
+        )
 
         dtype = _torch_dtype(dtype)
-        options.setdefault("name", f"local:{spec or 'smollm2-135m'}")
-        if spec.lower() in EMBEDDED_NAMES:
-            model, tokenizer = load_embedded(dtype=dtype)
+        options.setdefault("name", f"local:{spec or 'default'}")
+        if embedded_model(spec) is not None:
+            model, tokenizer = load_embedded(spec, dtype=dtype)
             return cls(model, tokenizer, **options)
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -173,15 +133,16 @@ class LocalModel:
                 model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype)
                 try:
                     tokenizer = AutoTokenizer.from_pretrained(str(path))
-                except (OSError, ValueError):  # a checkpoint of the embedded model saved without tokenizer
-                    tokenizer = load_embedded_tokenizer()
+                except (OSError, ValueError):  # a checkpoint of an embedded model saved without tokenizer
+                    qwen = getattr(model.config, "model_type", "") == "qwen2"
+                    tokenizer = load_embedded_tokenizer("qwen2.5-coder-0.5b" if qwen else "smollm2-135m")
             elif spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
                 model = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype)
                 tokenizer = AutoTokenizer.from_pretrained(spec)
             else:
                 raise ModelConfigError(
-                    f"unknown local model {spec!r}: use local:smollm2-135m, local:PATH (a saved model folder "
-                    "or a .gguf file) or local:ORG/NAME (a Hugging Face hub id)"
+                    f"unknown local model {spec!r}: use local:default, local:smollm2-135m, local:PATH (a saved model "
+                    "folder or a .gguf file) or local:ORG/NAME (a Hugging Face hub id)"
                 )
         except OSError as exc:
             offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
@@ -217,8 +178,8 @@ class LocalModel:
                     prompt_ids, completion_ids, logprobs, text, finish, temperature = item
         text = prefix + text
         completion_text = self._detok(completion_ids)
-        message = self._to_message(text, tools)
-        self._remember_raw(message, text)
+        message = to_message(text, tools)
+        self._raw_texts.remember(message, text)
         tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids, logprobs=logprobs,
                              temperature=temperature, prompt_text=prompt_text, completion_text=completion_text)
         usage = Usage(input_tokens=len(prompt_ids), output_tokens=len(completion_ids), calls=1)
@@ -226,7 +187,7 @@ class LocalModel:
 
     def render_prompt(self, messages: Sequence[Message], tools: ToolSpecs = ()) -> str:
         """The exact prompt text the model sees for these messages and tools."""
-        chat = render_chat(messages, tools, text_tools=self.text_tools, raw_text=self._raw_text)
+        chat = render_chat(messages, tools, text_tools=self.text_tools, raw_text=self._raw_texts.get)
         kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": True}
         if tools and not self.text_tools:
             kwargs["tools"] = list(tools)
@@ -260,7 +221,7 @@ class LocalModel:
             max_tokens = min(max_tokens, limit - len(prompt_ids))
         completion: list[int] = []
         logprobs: list[float] = []
-        detok = _IncrementalText(self._detok)
+        detok = IncrementalText(self._detok)
         stops = tuple(s for s in settings.stop if s)
         emitted, text, finish, cut_by_string = 0, "", "length", False
         self._state = None  # the cache is being extended: not reusable until the loop ends cleanly
@@ -283,11 +244,11 @@ class LocalModel:
                     finish = "stop"
                     break
                 text = detok.push(token)
-                cut = _find_stop(text, stops)
+                cut = find_stop(text, stops)
                 if cut is not None:
                     text, finish, cut_by_string = text[:cut], "stop", True
                     break
-                safe = len(text) - _stop_prefix_len(text, stops)
+                safe = len(text) - stop_prefix_len(text, stops)
                 if safe > emitted:
                     yield TextDelta(text[emitted:safe])
                     emitted = safe
@@ -320,7 +281,7 @@ class LocalModel:
             raise ModelConfigError("the rendered prompt is empty")
         if state is None or state.cache is None or state.fingerprint != self._fingerprint():
             return prompt_ids, DynamicCache(config=self.model.config), prompt_ids
-        keep = _common_prefix(state.cached_ids, prompt_ids)
+        keep = common_prefix(state.cached_ids, prompt_ids)
         keep = min(keep, len(prompt_ids) - 1)  # at least one token is fed to get the next logits
         if keep == 0:
             return prompt_ids, DynamicCache(config=self.model.config), prompt_ids
@@ -337,35 +298,6 @@ class LocalModel:
         return out.logits[0, -1].float()
 
     # -- helpers ----------------------------------------------------------------------------------
-    @staticmethod
-    def _message_key(message: Message) -> str:
-        return json.dumps([message.content, [(c.name, c.arguments) for c in message.tool_calls]], sort_keys=True,
-                          default=str)
-
-    def _remember_raw(self, message: Message, text: str) -> None:
-        """Remember the generated text behind a parsed message, so that re-rendering the conversation
-        reproduces exactly what the model wrote (its completion ids then prefix the next prompt)."""
-        if not message.tool_calls or message.parse_error:
-            return  # the content already is the text
-        with self._lock:
-            self._raw_texts[self._message_key(message)] = text
-            while len(self._raw_texts) > RAW_TEXT_MEMORY:
-                self._raw_texts.popitem(last=False)
-
-    def _raw_text(self, message: Message) -> str | None:
-        if not message.tool_calls:
-            return None
-        return self._raw_texts.get(self._message_key(message))
-
-    def _to_message(self, text: str, tools: ToolSpecs) -> Message:
-        if not tools:
-            return Message.assistant(text)
-        names = {spec.get("function", spec).get("name") for spec in tools}
-        parsed = parse_tool_calls(text, names)
-        if parsed.error:
-            return Message(role="assistant", content=text, parse_error=parsed.error)
-        return Message.assistant(parsed.content if parsed.calls else text, parsed.calls)
-
     def _encode(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
@@ -417,31 +349,6 @@ def _eval_mode(module: Any) -> Iterator[None]:
             module.train()
 
 
-class _IncrementalText:
-    """Detokenise token by token without splitting multi-byte characters: text is released only
-    once the bytes of a character are complete (the decoder yields U+FFFD until then)."""
-
-    def __init__(self, decode: Any) -> None:
-        self._decode = decode
-        self.ids: list[int] = []
-        self.text = ""
-        self._prefix = 0
-        self._read = 0
-
-    def push(self, token: int) -> str:
-        self.ids.append(token)
-        before = self._decode(self.ids[self._prefix:self._read])
-        after = self._decode(self.ids[self._prefix:])
-        if len(after) > len(before) and not after.endswith("\ufffd"):
-            self.text += after[len(before):]
-            self._prefix, self._read = self._read, len(self.ids)
-        return self.text
-
-    def final(self) -> str:
-        self.text = self._decode(self.ids)
-        return self.text
-
-
 def _top_p(probs: Any, top_p: float | None) -> Any:
     if top_p is None or top_p >= 1.0:
         return probs
@@ -453,31 +360,6 @@ def _top_p(probs: Any, top_p: float | None) -> Any:
     filtered = torch.zeros_like(probs)
     filtered[order[keep]] = sorted_p[keep]
     return filtered
-
-
-def _find_stop(text: str, stops: tuple[str, ...]) -> int | None:
-    hits = [i for i in (text.find(s) for s in stops) if i >= 0]
-    return min(hits) if hits else None
-
-
-def _stop_prefix_len(text: str, stops: tuple[str, ...]) -> int:
-    """Length of the longest end of `text` that could be the start of a stop string (held back)."""
-    best = 0
-    for s in stops:
-        for n in range(min(len(s) - 1, len(text)), best, -1):
-            if text.endswith(s[:n]):
-                best = n
-                break
-    return best
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _torch_dtype(dtype: Any) -> Any:

@@ -45,7 +45,7 @@ def to_openai_messages(messages: Sequence[Message], tools: ToolSpecs = (), *, na
                        ) -> list[dict[str, Any]]:
     """agentkit messages in the OpenAI chat format (tool calls native, or in the text protocol)."""
     if not native_tools:
-        from agentkit.models.local import render_chat  # torch-free: only the text rendering
+        from agentkit.models.chat_format import render_chat
 
         return render_chat(messages, tools, text_tools=True)
     out: list[dict[str, Any]] = []

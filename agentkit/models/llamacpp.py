@@ -1,0 +1,279 @@
+"""The fast CPU engine: a GGUF model run by llama.cpp (`llama-cpp-python`, the `fast` extra).
+
+Generation uses llama.cpp's low-level calls, not its sampler: the rendered prompt is tokenised here,
+evaluated, and for each step the logits of the last position are read, log-softmaxed (at the
+sampling temperature), a token picked (greedy, or sampled with temperature / top-p from a seeded
+generator), recorded with its log-probability and fed back. So every turn records token ids and
+log-probs, as the torch engine does, for training.
+
+Turns of one conversation reuse the KV cache: the new prompt's ids are compared with the ids in the
+cache and only the suffix after their common prefix is evaluated. When the new prompt text extends
+the previous prompt + completion, the previous ids are kept as they are and only the new text is
+tokenised, so a conversation's token history stays linear (what training needs).
+
+Prompts are rendered with the GGUF's own chat template (`chat_format.render_template`, the same
+rendering as `transformers`' `apply_chat_template`), with native tool calling where the template has
+it (Qwen2.5) and the text protocol otherwise. Numerics differ slightly from the torch trainer's
+(quantised weights here, dequantised float weights there): `tests/benchmarks/bench_local_engine.py`
+measures by how much.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentkit.messages import Message, Usage
+from agentkit.models.chat_format import (
+    IncrementalText,
+    RawTexts,
+    common_prefix,
+    find_stop,
+    has_native_tools,
+    render_chat,
+    render_template,
+    stop_prefix_len,
+    to_message,
+)
+from agentkit.models.protocol import (
+    GenerationSettings,
+    ModelConfigError,
+    ModelResponse,
+    StreamItem,
+    TextDelta,
+    TokenRecord,
+    ToolSpecs,
+    collect,
+)
+
+INSTALL_HINT = "pip install 'agentkit[fast]' (builds llama.cpp from source: several minutes)"
+DEFAULT_CONTEXT = 8192
+STOP_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<end_of_turn>")
+
+
+def llama_cpp_available() -> bool:
+    """True when llama-cpp-python is installed."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def default_threads() -> int:
+    """Threads for llama.cpp: half the CPUs this process may run on (about the physical cores), 1 to 8.
+
+    More threads than free cores is far slower, not a little (llama.cpp's threads wait for each other
+    at every layer): on a busy two-core machine 2 threads decoded SmolLM2 8x slower than 1."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n = os.cpu_count() or 1
+    return max(1, min(8, n // 2))
+
+
+@dataclass
+class _CacheState:
+    """The previous call: its prompt + completion ids and text (the last sampled token is not in the
+    KV cache; `Llama.input_ids[:n_tokens]` says what is)."""
+
+    ids: list[int]
+    text: str
+
+
+class LlamaCppModel:
+    """A GGUF model on llama.cpp, with token ids and log-probs of every generated token.
+
+    Args:
+        model_path: the GGUF file.
+        name: the model's name in trajectories.
+        n_threads: CPU threads (default: `default_threads()`).
+        n_ctx: context length (default 8192).
+        text_tools: as `LocalModel`: None decides from the chat template.
+        default_temperature: used when the settings leave temperature unset.
+        max_new_tokens: used when the settings leave max_tokens unset.
+        reuse_cache: keep the KV cache across calls of one conversation.
+    """
+
+    def __init__(self, model_path: str | Path, *, name: str = "local", n_threads: int | None = None,
+                 n_ctx: int | None = None, text_tools: bool | None = None, default_temperature: float = 0.7,
+                 max_new_tokens: int = 512, reuse_cache: bool = True) -> None:
+        if not llama_cpp_available():
+            raise ModelConfigError(f"the llama.cpp engine needs llama-cpp-python: {INSTALL_HINT}")
+        import numpy as np
+        from llama_cpp import Llama
+
+        self._np = np
+        threads = n_threads or default_threads()
+        path = Path(model_path)
+        if not path.is_file():
+            raise ModelConfigError(f"no GGUF file at {path}")
+        try:
+            self.llm = Llama(str(path), n_ctx=n_ctx or DEFAULT_CONTEXT,
+                             n_threads=threads, n_threads_batch=threads, n_batch=512, logits_all=False,
+                             verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise ModelConfigError(f"llama.cpp could not load {path}: {exc}") from exc
+        self.name = name
+        self.model_path = path
+        self.n_threads = threads
+        self.default_temperature = default_temperature
+        self.max_new_tokens = max_new_tokens
+        self.reuse_cache = reuse_cache
+        meta = self.llm.metadata
+        self.chat_template: str | None = meta.get("tokenizer.chat_template")
+        self.text_tools = not has_native_tools(self.chat_template) if text_tools is None else text_tools
+        self._special = {"bos_token": self._piece(self.llm.token_bos()), "eos_token": self._piece(self.llm.token_eos())}
+        self._n_vocab = self.llm.n_vocab()
+        self._stop_ids = self._find_stop_ids()
+        self._lock = threading.RLock()
+        self._state: _CacheState | None = None
+        self._raw_texts = RawTexts()
+
+    # -- the Model protocol -----------------------------------------------------------------------
+    def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
+                 settings: GenerationSettings | None = None) -> ModelResponse:
+        return collect(self.stream(messages, tools, settings))
+
+    def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
+               settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        settings = settings or GenerationSettings()
+        prompt_text = self.render_prompt(messages, tools)
+        with self._lock:
+            result: Any = None
+            for item in self._decode(prompt_text, settings):
+                if isinstance(item, TextDelta):
+                    yield item
+                else:
+                    result = item
+        prompt_ids, completion_ids, logprobs, text, finish, temperature = result
+        message = to_message(text, tools)
+        self._raw_texts.remember(message, text)
+        tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids, logprobs=logprobs,
+                             temperature=temperature, prompt_text=prompt_text,
+                             completion_text=self.detokenize(completion_ids))
+        usage = Usage(input_tokens=len(prompt_ids), output_tokens=len(completion_ids), calls=1)
+        yield ModelResponse(message=message, usage=usage, tokens=tokens, finish_reason=finish)
+
+    def render_prompt(self, messages: Sequence[Message], tools: ToolSpecs = ()) -> str:
+        """The exact prompt text the model sees for these messages and tools."""
+        chat = render_chat(messages, tools, text_tools=self.text_tools, raw_text=self._raw_texts.get)
+        return render_template(self.chat_template, chat, () if self.text_tools else tools, **self._special)
+
+    def reset_cache(self) -> None:
+        """Forget the KV cache of the previous call."""
+        with self._lock:
+            self._state = None
+            self.llm.reset()
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of `text`, special tokens included, no BOS added (as the torch engine's tokenizer)."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True) if text else []
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        """Text of token ids, special tokens written out."""
+        return self.llm.detokenize(list(ids), special=True).decode("utf-8", errors="replace")
+
+    # -- decoding ---------------------------------------------------------------------------------
+    def _decode(self, prompt_text: str, settings: GenerationSettings) -> Iterator[Any]:
+        np = self._np
+        temperature = self.default_temperature if settings.temperature is None else settings.temperature
+        greedy = temperature <= 0
+        record_temp = 1.0 if greedy else float(temperature)
+        max_tokens = self.max_new_tokens if settings.max_tokens is None else settings.max_tokens
+        rng = np.random.default_rng(settings.seed)
+        limit = self.llm.n_ctx()
+
+        prompt_ids = self._prompt_ids(prompt_text)
+        if len(prompt_ids) >= limit:
+            raise ModelConfigError(f"prompt of {len(prompt_ids)} tokens does not fit the context of {limit} tokens")
+        max_tokens = min(max_tokens, limit - len(prompt_ids))
+        self._state = None  # not reusable until the loop ends cleanly
+        logits = self._prefill(prompt_ids)
+        completion: list[int] = []
+        logprobs: list[float] = []
+        detok = IncrementalText(self.detokenize)
+        stops = tuple(s for s in settings.stop if s)
+        emitted, text, finish, cut_by_string = 0, "", "length", False
+        for _ in range(max(max_tokens, 0)):
+            scaled = logits if greedy else logits / record_temp
+            top = float(scaled.max())
+            logp = scaled - (top + float(np.log(np.exp(scaled - top).sum())))
+            token = int(scaled.argmax()) if greedy else _sample(np, logp, settings.top_p, rng)
+            completion.append(token)
+            logprobs.append(float(logp[token]))
+            if token in self._stop_ids:
+                finish = "stop"
+                break
+            text = detok.push(token)
+            cut = find_stop(text, stops)
+            if cut is not None:
+                text, finish, cut_by_string = text[:cut], "stop", True
+                break
+            safe = len(text) - stop_prefix_len(text, stops)
+            if safe > emitted:
+                yield TextDelta(text[emitted:safe])
+                emitted = safe
+            if len(completion) == max_tokens:
+                break
+            logits = self._eval([token])
+        if not cut_by_string:
+            text = detok.final()
+        if len(text) > emitted:
+            yield TextDelta(text[emitted:])
+        if self.reuse_cache:
+            self._state = _CacheState(ids=prompt_ids + completion, text=prompt_text + self.detokenize(completion))
+        yield prompt_ids, completion, logprobs, text, finish, record_temp
+
+    def _prompt_ids(self, prompt_text: str) -> list[int]:
+        state = self._state if self.reuse_cache else None
+        if state is not None and prompt_text.startswith(state.text) and len(prompt_text) > len(state.text):
+            ids = state.ids + self.tokenize(prompt_text[len(state.text):])
+        else:
+            ids = self.tokenize(prompt_text)
+        if not ids:
+            raise ModelConfigError("the rendered prompt is empty")
+        return ids
+
+    def _prefill(self, prompt_ids: list[int]) -> Any:
+        """Evaluate what the KV cache lacks of `prompt_ids`; the logits of the last prompt position."""
+        llm = self.llm
+        keep = common_prefix(list(llm.input_ids[: llm.n_tokens]), prompt_ids) if self.reuse_cache else 0
+        keep = min(keep, len(prompt_ids) - 1)  # at least one token is fed to get the next logits
+        llm.n_tokens = keep  # `eval` drops the cache beyond n_tokens
+        return self._eval(prompt_ids[keep:])
+
+    def _eval(self, ids: list[int]) -> Any:
+        import llama_cpp
+
+        self.llm.eval(ids)
+        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        return self._np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).astype(self._np.float64)
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _piece(self, token: int) -> str:
+        return self.detokenize([token]) if token >= 0 else ""
+
+    def _find_stop_ids(self) -> set[int]:
+        ids = {self.llm.token_eos()}
+        for text in STOP_TOKENS:
+            found = self.tokenize(text)
+            if len(found) == 1:
+                ids.add(found[0])
+        return {i for i in ids if i >= 0}
+
+
+def _sample(np: Any, logp: Any, top_p: float | None, rng: Any) -> int:
+    """Draw a token from exp(logp), restricted to the smallest set of mass >= top_p when given."""
+    probs = np.exp(logp)
+    if top_p is not None and top_p < 1.0:
+        order = np.argsort(-probs)
+        sorted_p = probs[order]
+        keep = (np.cumsum(sorted_p) - sorted_p) < top_p
+        keep[0] = True
+        chosen = order[keep]
+        weights = sorted_p[keep] / sorted_p[keep].sum()
+        return int(chosen[min(int(np.searchsorted(np.cumsum(weights), rng.random())), len(chosen) - 1)])
+    cdf = np.cumsum(probs)
+    return int(min(int(np.searchsorted(cdf, rng.random() * cdf[-1])), len(probs) - 1))

@@ -1,0 +1,197 @@
+"""The llama.cpp engine against raw llama-cpp-python, the torch engine's numerics, peak RSS and start time.
+
+For each embedded model (same GGUF, same thread count):
+
+1. speed: first-token latency after a ~500-token prompt and decode tok/s, for `LlamaCppModel.stream`
+   (which also records ids and log-probs of every token) and for raw `Llama.create_completion(stream=True)`;
+   the ratio is ours / raw. Each is measured in a fresh subprocess, which also reports its peak RSS.
+2. numerics: the log-probs the engine recorded for its greedy completion, against the torch trainer's
+   (`training.logprobs` path: a full forward of the dequantised float32 model over prompt + completion):
+   mean and max |Δ log p| of the sampled tokens, and the mean KL(llama.cpp ‖ torch) over the full
+   vocabulary at the generated positions.
+3. start: `agentkit chat` from launch to its prompt (stdin `/exit`), first run in a fresh agentkit home
+   (the Qwen GGUF is assembled and hashed) and then warm.
+
+    python tests/benchmarks/bench_local_engine.py --threads 2 --models smollm2-135m default
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+PROMPT_WORDS = ("Here is a long list of numbers, read them carefully: " + " ".join(str(i) for i in range(1, 230))
+                + ". Now write a long story about a robot who learns to paint, at least three paragraphs.")
+
+
+def _one_speed(kind: str, name: str, threads: int, new_tokens: int) -> dict[str, Any]:
+    """Runs in a subprocess: one engine, one model; first-token latency, decode rate, peak RSS."""
+    from agentkit.messages import Message
+    from agentkit.models import GenerationSettings
+    from agentkit.models.embedded import embedded_gguf_path
+    from agentkit.models.llamacpp import LlamaCppModel
+    from agentkit.models.protocol import ModelResponse, TextDelta
+
+    path = embedded_gguf_path(name)
+    started = time.perf_counter()
+    ours = LlamaCppModel(path, n_threads=threads, n_ctx=2048)
+    load_s = time.perf_counter() - started
+    messages = [Message.user(PROMPT_WORDS)]
+    prompt_ids = ours.tokenize(ours.render_prompt(messages))
+    if kind == "ours":
+        ours.generate([Message.user("hi")], settings=GenerationSettings(temperature=0, max_tokens=4))  # warm-up
+        ours.reset_cache()
+        t0 = time.perf_counter()
+        first = None
+        n = 0
+        for item in ours.stream(messages, settings=GenerationSettings(temperature=0, max_tokens=new_tokens)):
+            if isinstance(item, TextDelta) and first is None:
+                first = time.perf_counter()
+            if isinstance(item, ModelResponse):
+                n = len(item.tokens.completion_ids)
+        end = time.perf_counter()
+    else:
+        llm = ours.llm
+        llm.create_completion([1, 2, 3], max_tokens=4, temperature=0)  # warm-up
+        llm.reset()
+        t0 = time.perf_counter()
+        first = None
+        n = 0
+        for _chunk in llm.create_completion(prompt_ids, max_tokens=new_tokens, temperature=0, stream=True):
+            if first is None:
+                first = time.perf_counter()
+            n += 1
+        end = time.perf_counter()
+    assert first is not None
+    return {"engine": kind, "model": name, "threads": threads, "prompt_tokens": len(prompt_ids), "new_tokens": n,
+            "load_s": round(load_s, 3), "first_token_s": round(first - t0, 3),
+            "decode_tok_s": round((n - 1) / (end - first), 1) if n > 1 else None,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+
+
+def speed(name: str, threads: int, new_tokens: int, repeats: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in ("raw", "ours"):
+        runs = []
+        for _ in range(repeats):
+            proc = subprocess.run([sys.executable, __file__, "--one", kind, name, str(threads), str(new_tokens)],
+                                  capture_output=True, text=True, check=True)
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        best = max(runs, key=lambda r: r["decode_tok_s"] or 0)
+        best["decode_tok_s_all"] = [r["decode_tok_s"] for r in runs]
+        best["first_token_s_all"] = [r["first_token_s"] for r in runs]
+        out[kind] = best
+        print(f"  {name} {kind:<5} first token {best['first_token_s']:.3f}s after {best['prompt_tokens']} tokens, "
+              f"decode {best['decode_tok_s']} tok/s (runs {best['decode_tok_s_all']}), "
+              f"peak RSS {best['peak_rss_mb']} MB", flush=True)
+    out["decode_ratio"] = round(out["ours"]["decode_tok_s"] / out["raw"]["decode_tok_s"], 3)
+    return out
+
+
+def numerics(name: str, threads: int, new_tokens: int) -> dict[str, Any]:
+    """|Δ log p| and KL between the engine's distributions and the torch model's on the same tokens."""
+    import numpy as np
+    import torch
+
+    from agentkit.messages import Message
+    from agentkit.models import GenerationSettings
+    from agentkit.models.embedded import embedded_gguf_path, load_embedded
+    from agentkit.models.llamacpp import LlamaCppModel
+
+    torch.set_num_threads(threads)
+    engine = LlamaCppModel(embedded_gguf_path(name), n_threads=threads, n_ctx=2048)
+    messages = [Message.system("You are a helpful assistant."), Message.user("Explain what a hash map is.")]
+    tokens = engine.generate(messages, settings=GenerationSettings(temperature=0, max_tokens=new_tokens)).tokens
+    ids = tokens.prompt_ids + tokens.completion_ids
+    start = len(tokens.prompt_ids) - 1
+    # the engine's full distributions at the generated positions
+    engine.reset_cache()
+    engine_logp = []
+    llm = engine.llm
+    llm.reset()
+    logits = engine._eval(tokens.prompt_ids)
+    for token in tokens.completion_ids:
+        engine_logp.append(logits - np.logaddexp.reduce(logits))
+        logits = engine._eval([token])
+    started = time.perf_counter()
+    model, _ = load_embedded(name)
+    load_s = time.perf_counter() - started
+    with torch.no_grad():
+        out = model(torch.tensor([ids])).logits[0].double()
+    torch_logp = torch.log_softmax(out, dim=-1)[start : start + len(tokens.completion_ids)].numpy()
+    engine_logp_arr = np.stack(engine_logp)
+    idx = np.arange(len(tokens.completion_ids))
+    picked_torch = torch_logp[idx, tokens.completion_ids]
+    recorded = np.array(tokens.logprobs)
+    diff = np.abs(recorded - picked_torch)
+    p = np.exp(engine_logp_arr)
+    kl = (p * (engine_logp_arr - torch_logp)).sum(-1)
+    agree = float((torch_logp.argmax(-1) == np.array(tokens.completion_ids)).mean())
+    result = {"model": name, "tokens": len(idx), "mean_abs_dlogp": round(float(diff.mean()), 4),
+              "max_abs_dlogp": round(float(diff.max()), 4), "mean_kl": round(float(kl.mean()), 5),
+              "max_kl": round(float(kl.max()), 5), "greedy_agreement": round(agree, 3),
+              "recorded_vs_recomputed_max": round(float(np.abs(recorded - engine_logp_arr[idx, tokens.completion_ids])
+                                                        .max()), 5),
+              "torch_load_s": round(load_s, 1)}
+    print(f"  {name} numerics: {result}", flush=True)
+    return result
+
+
+def chat_start(runs: int) -> dict[str, Any]:
+    """Seconds from launching `agentkit chat` to its prompt (it reads `/exit` and leaves), fresh home first."""
+    home = tempfile.mkdtemp(prefix="agentkit-bench-home-")
+    env = {**os.environ, "AGENTKIT_HOME": home, "HF_HUB_OFFLINE": "1"}
+    times = []
+    screen = ""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "agentkit.cli.main", "chat"], input="/exit\n", text=True,
+                              capture_output=True, env=env, timeout=600)
+        times.append(round(time.perf_counter() - t0, 2))
+        screen = proc.stdout + proc.stderr
+    print(f"  chat start: cold {times[0]}s (fresh home), warm {times[1:]}", flush=True)
+    return {"cold_s": times[0], "warm_s": times[1:], "screen": screen[-600:]}
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        kind, name, threads, new = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        print(json.dumps(_one_speed(kind, name, threads, new)))
+        return
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="+", default=["smollm2-135m", "default"])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--new-tokens", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "numerics", "start"])
+    parser.add_argument("--numerics", nargs="*", default=["smollm2-135m", "default"],
+                        help="models whose torch numerics are compared (loads the model in torch)")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    for name in args.models:
+        print(f"== {name}, {args.threads} threads", flush=True)
+        entry: dict[str, Any] = {}
+        if "speed" not in args.skip:
+            entry["speed"] = speed(name, args.threads, args.new_tokens, args.repeats)
+        if "numerics" not in args.skip and name in args.numerics:
+            entry["numerics"] = numerics(name, args.threads, 48)
+        results[name] = entry
+    if "start" not in args.skip:
+        results["chat_start"] = chat_start(3)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=1))
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
