@@ -44,6 +44,7 @@ from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
 from agentkit.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
 from agentkit.planners import resolve_planner
+from agentkit.repeats import CallResults
 from agentkit.retry import call_with_retries, stream_with_retries
 from agentkit.rewards import RewardFn
 from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
@@ -76,7 +77,8 @@ class RunResult:
 
     @property
     def stop_reason(self) -> str:
-        """Why the run stopped: "final" (an answer), "max_steps", "paused" or "invalid_output"."""
+        """Why the run stopped: "final" (an answer), "max_steps", "paused", "invalid_output" or
+        "repeated_call" (see `agentkit.repeats`)."""
         return self.trajectory.stop_reason
 
     @property
@@ -372,6 +374,8 @@ class Agent:
         output: Any = None
         stop_reason = "max_steps"
         pending: list[ToolCall] = []
+        results = CallResults()  # to answer repeated calls from (see agentkit.repeats)
+        repeating = False
         while True:
             decisions = _NO_DECISIONS
             if resume is not None:  # a paused reply, now decided: run its calls
@@ -426,7 +430,23 @@ class Agent:
                         break
                     continue
 
-                # 3. Calls that need approval pause the run before any call of this reply runs.
+                # 3. A reply that only repeats answered calls is not run again (small models loop): it
+                #    gets the earlier results back; a second such reply in a row ends the run with them.
+                results.update(messages)
+                if (repeated := results.repeats(reply)) is not None:
+                    if repeating:
+                        answer, stop_reason = results.earlier(reply.tool_calls[-1]), "repeated_call"
+                        output = answer if self._output is None else None
+                        break
+                    repeating = True
+                    for call, observation in zip(reply.tool_calls, repeated, strict=True):
+                        messages.append(observation)
+                        yield ToolStarted(call)
+                        yield ToolFinished(call, observation, 0.0)
+                    continue
+                repeating = False
+
+                # 4. Calls that need approval pause the run before any call of this reply runs.
                 if self._approvals:
                     pending = [c for c in reply.tool_calls if c.name != self._final_name
                                and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
@@ -434,7 +454,7 @@ class Agent:
                         stop_reason = "paused"
                         break
 
-            # 4. Run the calls (in parallel) and append what they returned, in the reply's order.
+            # 5. Run the calls (in parallel) and append what they returned, in the reply's order.
             ended = yield from self._run_calls(reply, decisions, trajectory, trace)
             if ended is None:
                 continue

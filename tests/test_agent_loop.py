@@ -112,7 +112,7 @@ def test_tool_exception_and_timeout() -> None:
 
 
 def test_step_limit_stops_the_run() -> None:
-    model = ScriptedModel([call("add", a=1, b=1)], repeat_last=True)
+    model = FunctionModel(lambda messages, tools: call("add", a=len(messages), b=1))  # a new call each step
     result = Agent(model, tools=[add], max_steps=4).run("loop forever")
     assert result.answer is None and result.stop_reason == "max_steps"
     assert len(result.trajectory.turns) == 4 and len(tool_messages(result)) == 4
@@ -224,3 +224,38 @@ def test_samples_majority_vote_and_chooser() -> None:
     assert agent.run("t").answer == "b"
     with pytest.raises(ValueError, match="samples"):
         Agent(FunctionModel(lambda m, t: "x"), samples=0)
+
+
+def test_a_repeated_call_is_answered_from_its_result_and_a_second_repeat_ends_the_run() -> None:
+    ran: list[int] = []
+
+    @tool
+    def mul(a: int, b: int) -> int:
+        """Multiply two integers."""
+        ran.append(a * b)
+        return a * b
+
+    script = [call("mul", a=17, b=23), call("mul", a=17, b=23), call("mul", a=17, b=23), "never asked"]
+    result = Agent(ScriptedModel(script), tools=[mul]).run("17 * 23?")
+    assert ran == [391]  # the tool ran once
+    observations = [m.content for m in result.trajectory.messages if m.role == "tool"]
+    assert observations[0] == "391" and "already called mul" in observations[1] and "391" in observations[1]
+    assert result.stop_reason == "repeated_call" and result.answer == "391"
+    assert len(result.trajectory.turns) == 3
+
+
+def test_a_repeat_then_an_answer_is_a_normal_run_and_failed_calls_may_be_retried() -> None:
+    attempts: list[int] = []
+
+    @tool
+    def flaky(x: int) -> int:
+        """Fails the first time."""
+        attempts.append(x)
+        if len(attempts) == 1:
+            raise RuntimeError("busy")
+        return x * 2
+
+    script = [call("flaky", x=4), call("flaky", x=4), call("flaky", x=4), "8"]
+    result = Agent(ScriptedModel(script), tools=[flaky]).run("double 4")
+    assert attempts == [4, 4]  # the failed call was retried; the repeat of the good one was not run
+    assert result.stop_reason == "final" and result.answer == "8"

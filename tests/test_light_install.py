@@ -67,7 +67,8 @@ def test_the_cli_starts_without_heavy_dependencies() -> None:
         ("chromadb", "from agentkit.memory.notebook import MistakeNotebook", "memory"),
         ("chromadb", "import agentkit.skills", "memory"),
         ("torch", "import agentkit.training", "train"),
-        ("torch", "from agentkit.models import resolve_model; resolve_model('local:smollm2-135m')", "local"),
+        ("torch", "from agentkit.models import resolve_model; resolve_model('local:smollm2-135m', engine='torch')",
+             "local"),
         ("mcp", "from agentkit import Toolkit; Toolkit.from_mcp('python server.py')", "mcp"),
     ],
 )

@@ -220,21 +220,22 @@ def test_agent_on_the_engine_logs_trainable_turns(engine) -> None:  # type: igno
 @pytest.mark.slow
 @pytest.mark.skipif(not (HAS_LLAMA and HAS_QWEN), reason="needs llama-cpp-python and the Qwen parts")
 def test_run_17_times_23_calls_the_calculator_on_the_default_model() -> None:
-    """The default model calls the calculator right (native format, llama.cpp). Known gap: after the
-    result Qwen2.5-Coder-0.5B keeps calling tools instead of answering, so the final answer is
-    asserted only when the run gives one (RESULTS.md, "The default embedded model")."""
+    """`agentkit run "What is 17 * 23?" --tools calculator` on the default model (native format, llama.cpp)
+    calls the calculator and answers 391. Qwen2.5-Coder-0.5B tends to call the tool again after its
+    result; the loop answers repeats from the earlier result and ends a second repeat with it
+    (agentkit.repeats), so the run may stop "final" or "repeated_call" — both with 391."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "agentkit.cli.main", "run", "What is 17 * 23?", "--tools", "calculator",
-         "--temperature", "0", "--max-steps", "2", "--json"],
+         "--temperature", "0", "--json"],
         capture_output=True, text=True, env=env, timeout=300,
     )
-    assert proc.returncode in (0, 1), proc.stderr[-2000:]  # 1: no answer within the step limit
+    assert proc.returncode == 0, proc.stderr[-2000:]
     trajectory = Trajectory.model_validate_json(proc.stdout)
     first = trajectory.turns[0].output.tool_calls
     assert [c.name for c in first] == ["calculator"], trajectory.turns[0].completion_text
     observation = next(m for m in trajectory.messages if m.role == "tool")
     assert observation.content == "391" and not observation.is_error
-    if trajectory.answer is not None:
-        assert "391" in trajectory.answer
+    assert trajectory.stop_reason in ("final", "repeated_call")
+    assert trajectory.answer is not None and "391" in trajectory.answer
     assert trajectory.model == "local:default" and trajectory.has_tokens

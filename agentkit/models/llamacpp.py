@@ -50,6 +50,7 @@ from agentkit.models.protocol import (
     ToolSpecs,
     collect,
 )
+from agentkit.toolcall_text import forced_prefix, tools_for_choice
 
 INSTALL_HINT = "pip install 'agentkit[fast]' (builds llama.cpp from source: several minutes)"
 DEFAULT_CONTEXT = 8192
@@ -139,7 +140,13 @@ class LlamaCppModel:
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
         settings = settings or GenerationSettings()
-        prompt_text = self.render_prompt(messages, tools)
+        tools = tools_for_choice(list(tools), settings.tool_choice)
+        # tool_choice required / a name: the reply is begun with the call's opening (part of the prompt,
+        # not sampled), so it cannot be anything but that call.
+        prefix = forced_prefix(settings.tool_choice) if tools else ""
+        prompt_text = self.render_prompt(messages, tools) + prefix
+        if prefix:
+            yield TextDelta(prefix)
         with self._lock:
             result: Any = None
             for item in self._decode(prompt_text, settings):
@@ -148,6 +155,7 @@ class LlamaCppModel:
                 else:
                     result = item
         prompt_ids, completion_ids, logprobs, text, finish, temperature = result
+        text = prefix + text
         message = to_message(text, tools)
         self._raw_texts.remember(message, text)
         tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids, logprobs=logprobs,

@@ -45,7 +45,7 @@ def _escape(text: str) -> str:
 
 def tool_chat_template() -> str:
     """A ChatML template that renders tools, tool calls and results as `LocalModel` does (text protocol)."""
-    from agentkit.models.local import TOOL_RESULT_PREFIX
+    from agentkit.models.chat_format import TOOL_RESULT_PREFIX
     from agentkit.toolcall_text import CLOSE_TAG, FORMAT_INSTRUCTIONS, OPEN_TAG
 
     before, after = TOOL_RESULT_PREFIX.split("{name}")
@@ -91,14 +91,9 @@ def tool_chat_template() -> str:
 
 
 def _source_stamp(spec: str) -> dict[str, Any]:
-    from agentkit.models.local import EMBEDDED_NAMES
+    from agentkit.models.embedded import embedded_gguf_path, embedded_model
 
-    if spec.lower() in EMBEDDED_NAMES:
-        from agentkit.models.embedded import embedded_gguf_path
-
-        source = embedded_gguf_path()
-    else:
-        source = Path(spec).expanduser()
+    source = embedded_gguf_path(spec) if embedded_model(spec) is not None else Path(spec).expanduser()
     if source.exists():
         st = source.stat()
         return {"spec": spec, "source": str(source.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
