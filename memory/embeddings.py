@@ -82,14 +82,14 @@ class Embedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                require("sentence_transformers", extra="memory", feature="embeddings")
-                from sentence_transformers import SentenceTransformer
-
                 if self.name == PACKAGED_MODEL:
                     source = str(packaged_model_dir())
                     os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 else:
                     source = self.name
+                require("sentence_transformers", extra="memory", feature="embeddings")
+                from sentence_transformers import SentenceTransformer
+
                 self._model = _quietly(lambda: SentenceTransformer(source, device="cpu"))
                 getdim = getattr(self._model, "get_embedding_dimension", None) or getattr(
                     self._model, "get_sentence_embedding_dimension", None)
