@@ -5,8 +5,9 @@
 
 One `agentkit.training.learning.learn` run per row, on the shipped Chinook tasks (a seeded 30% held out)
 with the shipped clinic database as the unseen one; rows: skills only, notes only, rl only (Dual-Track
-GRPO on SQL), all three. Each row starts from the untouched model (rl changes a local model in place, so
-the model is loaded afresh per row). Prints the Markdown table and writes OUT/table.md and each run's folder.
+GRPO, and plain GRPO as rl-grpo), all three. Each row starts from the untouched model (rl changes a
+local model in place, so the model is loaded afresh per row). Prints the Markdown table and writes
+OUT/table.md and each run's folder.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ import sys
 import time
 from pathlib import Path
 
-ROWS = {"skills": ("skills",), "notes": ("notes",), "rl": ("rl",), "all": ("skills", "notes", "rl")}
+ROWS = {"skills": ("skills",), "notes": ("notes",), "rl": ("rl",), "rl-grpo": ("rl",), "all": ("skills", "notes", "rl")}
+"""rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings."""
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="e.g. local:default, local:smollm2-135m, openai:gpt-4o-mini")
     parser.add_argument("--budget", default="45m", help="learning budget per row (e.g. 15m, 45m, 200ep)")
-    parser.add_argument("--rows", default="skills,notes,rl,all", help=f"which rows: {', '.join(ROWS)}")
+    parser.add_argument("--rows", default="skills,notes,rl,rl-grpo,all", help=f"which rows: {', '.join(ROWS)}")
     parser.add_argument("--seeds", default="0", help="comma-separated seeds (≥ 3 for the combined row if time allows)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N Chinook tasks (before the split)")
     parser.add_argument("--difficulty", default=None, help="only Chinook tasks of this difficulty (e.g. easy)")
@@ -38,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentkit.environments.sql import CHINOOK_TASKS, CLINIC_DB, CLINIC_TASKS, SQLEnvironment
     from agentkit.models import resolve_model
     from agentkit.training.learning import TABLE_HEADER, learn
+    from agentkit.training.learning.methods import default_rl_config
 
     def records(path: Path, limit: int | None, difficulty: str | None = None) -> list[dict]:
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -56,9 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         for seed in (int(s) for s in args.seeds.split(",")):
             out = args.out / f"{row}-seed{seed}"
             model = resolve_model(args.model)  # fresh per row: rl trains it in place
+            rl_config = None
+            if row == "rl-grpo":
+                rl_config = default_rl_config(env, seed, args.max_steps, args.max_tokens).model_copy(
+                    update={"algo": "grpo"})
             report = learn(env, model, budget=args.budget, methods=ROWS[row], out=out, seed=seed, unseen=unseen,
                            resume=(out / "state.json").exists(), max_steps=args.max_steps,
-                           max_tokens=args.max_tokens, notes_threshold=args.notes_threshold)
+                           max_tokens=args.max_tokens, notes_threshold=args.notes_threshold, rl_config=rl_config)
             line = report.table_row().replace(f"| {'+'.join(ROWS[row])} |", f"| {row} (seed {seed}) |", 1)
             lines.append(line)
             print(line, flush=True)
