@@ -159,6 +159,8 @@ class VLLMRollout:
 
     def sync(self, policy: Any, step: int) -> None:
         """Ship `policy` after optimiser step `step` and make `model()` sample from it."""
+        if hasattr(policy, "peft_config"):  # a name another client already loaded on this server is taken too
+            self._used_names.update(self.admin.model_ids())
         name = self._fresh_name(step)
         folder = self.adapter_root / name
         if folder.exists():
