@@ -28,13 +28,13 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from agentkit.messages import Message
-from agentkit.models.protocol import ToolSpecs
+from agentkit.models.protocol import TextDelta, ToolSpecs
 from agentkit.toolcall_text import CLOSE_TAG, OPEN_TAG, parse_tool_calls, render_tools
 
 TOOL_RESULT_PREFIX = "Tool result ({name}):\n"
@@ -220,3 +220,38 @@ def common_prefix(a: list[int], b: list[int]) -> int:
             break
         n += 1
     return n
+
+
+def decode_tokens(logits: Any, *, choose: Callable[[Any], tuple[int, float]], advance: Callable[[int], Any],
+                  max_tokens: int, stop_ids: set[int], stops: tuple[str, ...], detok: IncrementalText,
+                  completion: list[int], logprobs: list[float]) -> Generator[TextDelta, None, tuple[str, str]]:
+    """The decoding loop both local engines share. `choose(logits)` picks a token and returns it with its
+    log-prob; `advance(token)` feeds it and returns the next logits. Tokens and log-probs are appended to
+    `completion` and `logprobs`; the loop stops at an end-of-turn token, a stop string or `max_tokens`,
+    and streams only text that can no longer turn into a stop string. Returns (text, finish reason)."""
+    emitted, text, finish, cut_by_string = 0, "", "length", False
+    for _ in range(max(max_tokens, 0)):
+        token, logprob = choose(logits)
+        completion.append(token)
+        logprobs.append(logprob)
+        if token in stop_ids:
+            finish = "stop"
+            break
+        text = detok.push(token)
+        cut = find_stop(text, stops)
+        if cut is not None:
+            text, finish, cut_by_string = text[:cut], "stop", True
+            break
+        safe = len(text) - stop_prefix_len(text, stops)
+        if safe > emitted:
+            yield TextDelta(text[emitted:safe])
+            emitted = safe
+        if len(completion) == max_tokens:
+            break
+        logits = advance(token)
+    if not cut_by_string:
+        text = detok.final()
+    if len(text) > emitted:
+        yield TextDelta(text[emitted:])
+    return text, finish
+

@@ -33,11 +33,10 @@ from agentkit.models.chat_format import (
     IncrementalText,
     RawTexts,
     common_prefix,
-    find_stop,
+    decode_tokens,
     has_native_tools,
     render_chat,
     render_template,
-    stop_prefix_len,
     to_message,
 )
 from agentkit.models.protocol import (
@@ -202,34 +201,17 @@ class LlamaCppModel:
         completion: list[int] = []
         logprobs: list[float] = []
         detok = IncrementalText(self.detokenize)
-        stops = tuple(s for s in settings.stop if s)
-        emitted, text, finish, cut_by_string = 0, "", "length", False
-        for _ in range(max(max_tokens, 0)):
+        def choose(logits: Any) -> tuple[int, float]:
             scaled = logits if greedy else logits / record_temp
             top = float(scaled.max())
             logp = scaled - (top + float(np.log(np.exp(scaled - top).sum())))
             token = int(scaled.argmax()) if greedy else _sample(np, logp, settings.top_p, rng)
-            completion.append(token)
-            logprobs.append(float(logp[token]))
-            if token in self._stop_ids:
-                finish = "stop"
-                break
-            text = detok.push(token)
-            cut = find_stop(text, stops)
-            if cut is not None:
-                text, finish, cut_by_string = text[:cut], "stop", True
-                break
-            safe = len(text) - stop_prefix_len(text, stops)
-            if safe > emitted:
-                yield TextDelta(text[emitted:safe])
-                emitted = safe
-            if len(completion) == max_tokens:
-                break
-            logits = self._eval([token])
-        if not cut_by_string:
-            text = detok.final()
-        if len(text) > emitted:
-            yield TextDelta(text[emitted:])
+            return token, float(logp[token])
+
+        text, finish = yield from decode_tokens(
+            logits, choose=choose, advance=lambda token: self._eval([token]), max_tokens=max_tokens,
+            stop_ids=self._stop_ids, stops=tuple(s for s in settings.stop if s), detok=detok,
+            completion=completion, logprobs=logprobs)
         if self.reuse_cache:
             self._state = _CacheState(ids=prompt_ids + completion, text=prompt_text + self.detokenize(completion))
         yield prompt_ids, completion, logprobs, text, finish, record_temp

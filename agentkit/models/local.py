@@ -28,10 +28,9 @@ from agentkit.models.chat_format import (
     IncrementalText,
     RawTexts,
     common_prefix,
-    find_stop,
+    decode_tokens,
     has_native_tools,
     render_chat,
-    stop_prefix_len,
     to_message,
 )
 from agentkit.models.protocol import (
@@ -222,43 +221,26 @@ class LocalModel:
         completion: list[int] = []
         logprobs: list[float] = []
         detok = IncrementalText(self._detok)
-        stops = tuple(s for s in settings.stop if s)
-        emitted, text, finish, cut_by_string = 0, "", "length", False
         self._state = None  # the cache is being extended: not reusable until the loop ends cleanly
         # (`_state` then records what was generated so the next prompt continues these exact ids)
+
+        def choose(logits: Any) -> tuple[int, float]:
+            logp = torch.log_softmax(logits if greedy else logits / record_temp, dim=-1)
+            if greedy:
+                token = int(torch.argmax(logits))
+            else:
+                token = int(torch.multinomial(_top_p(logp.exp(), settings.top_p), 1, generator=generator))
+            return token, float(logp[token])
+
         with torch.inference_mode(), self._autocast(), _eval_mode(self.model):
             logits = self._forward(new_ids, cache)
             if cache.get_seq_length() != len(prompt_ids):
                 raise RuntimeError(f"the model did not fill its KV cache ({cache.get_seq_length()} of "
                                    f"{len(prompt_ids)} positions); it cannot be used with LocalModel")
-            for _ in range(max(max_tokens, 0)):
-                logp = torch.log_softmax(logits if greedy else logits / record_temp, dim=-1)
-                if greedy:
-                    token = int(torch.argmax(logits))
-                else:
-                    probs = _top_p(logp.exp(), settings.top_p)
-                    token = int(torch.multinomial(probs, 1, generator=generator))
-                completion.append(token)
-                logprobs.append(float(logp[token]))
-                if token in self._stop_ids:
-                    finish = "stop"
-                    break
-                text = detok.push(token)
-                cut = find_stop(text, stops)
-                if cut is not None:
-                    text, finish, cut_by_string = text[:cut], "stop", True
-                    break
-                safe = len(text) - stop_prefix_len(text, stops)
-                if safe > emitted:
-                    yield TextDelta(text[emitted:safe])
-                    emitted = safe
-                if len(completion) == max_tokens:
-                    break
-                logits = self._forward([token], cache)
-        if not cut_by_string:
-            text = detok.final()
-        if len(text) > emitted:
-            yield TextDelta(text[emitted:])
+            text, finish = yield from decode_tokens(
+                logits, choose=choose, advance=lambda token: self._forward([token], cache),
+                max_tokens=max_tokens, stop_ids=self._stop_ids, stops=tuple(s for s in settings.stop if s),
+                detok=detok, completion=completion, logprobs=logprobs)
         if self.reuse_cache:
             self._state = _CacheState(cache=cache, cached_ids=prompt_ids + completion[:-1],
                                       ids=prompt_ids + completion,
