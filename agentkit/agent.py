@@ -185,6 +185,8 @@ class Agent:
         self._runner = ToolRunner()
         self._specs = [t.spec() for t in self.tools.values()] + ([self._output.spec] if self._output else [])
         self._final_name = FINAL_RESULT_TOOL if self._output is not None else None
+        self._finishers = [t.name for t in self.tools.values() if t.final] + ([FINAL_RESULT_TOOL] if self._output
+                                                                               else [])
         self._approvals = approval is not None or any(t.requires_approval is not False for t in self.tools.values())
         self._tracer = _make_tracer(tracing)
 
@@ -220,6 +222,7 @@ class Agent:
         task_id: str | None = None,
         reward_fn: RewardFn | None = None,
         metadata: Mapping[str, Any] | None = None,
+        context: Mapping[str, str] | None = None,
     ) -> Generator[Event, None, None]:
         """Run one task, yielding events as they happen; the last event is `RunFinished` (preceded by
         `RunPaused` when the run stops for approval: resume it with `resume_stream`).
@@ -235,10 +238,12 @@ class Agent:
                 the reward) before extensions learn from it.
             metadata: the user's own data, stored as given in `trajectory.metadata` (the framework's
                 records go to `trajectory.extras`, see `agentkit.records`).
+            context: titled sections for this run's system prompt ({title: text}), e.g. what an
+                environment shows about itself; the task alone stays what memory and skills retrieve by.
         """
         self._check_one_sample("stream")
         return self._run(task, streaming=True, history=history, task_id=task_id, reward_fn=reward_fn,
-                         metadata=metadata)
+                         metadata=metadata, context=context)
 
     def resume(self, state: RunState | RunResult | str, decisions: Decisions, *,
                reward_fn: RewardFn | None = None) -> RunResult:
@@ -305,12 +310,14 @@ class Agent:
         task_id: str | None = None,
         reward_fn: RewardFn | None = None,
         metadata: Mapping[str, Any] | None = None,
+        context: Mapping[str, str] | None = None,
     ) -> Generator[Event, None, None]:
         trajectory = Trajectory(
             task=task, task_id=task_id, model=getattr(self.model, "name", type(self.model).__name__),
             planner=self.planner.name, metadata=dict(metadata or {}),
         )
-        return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, history=history)
+        return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, history=history,
+                             context=context)
 
     def _resume(self, state: RunState | RunResult | str, decisions: Decisions, *, streaming: bool,
                 reward_fn: RewardFn | None) -> Generator[Event, None, None]:
@@ -325,7 +332,7 @@ class Agent:
         return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, resume=(state.pending, chosen))
 
     def _execute(self, trajectory: Trajectory, *, streaming: bool, reward_fn: RewardFn | None,
-                 history: Sequence[Message] = (),
+                 history: Sequence[Message] = (), context: Mapping[str, str] | None = None,
                  resume: tuple[list[ToolCall], dict[str, Decision]] | None = None) -> Generator[Event, None, None]:
         """Start a run (its task is the trajectory's), or continue a paused one with its decisions."""
         started = time.perf_counter()
@@ -336,7 +343,9 @@ class Agent:
                              settings=self.settings,
                              call_hook=trace.traced_call(self._call_model) if trace else self._call_model)
             if resume is None:
-                # Before the loop: extensions add context, the planner explores and maps.
+                # Before the loop: the caller's and the extensions' context, the planner explores and maps.
+                for title, text in (context or {}).items():
+                    run.add_context("run", title, text)
                 for ext in self.extensions:
                     ext.before_run(run)
                     yield from run.drain_events()
@@ -376,6 +385,7 @@ class Agent:
         pending: list[ToolCall] = []
         results = CallResults()  # to answer repeated calls from (see agentkit.repeats)
         repeating = False
+        settings = self.settings  # this step's: a repeat may make the next reply call a finishing tool
         while True:
             decisions = _NO_DECISIONS
             if resume is not None:  # a paused reply, now decided: run its calls
@@ -386,25 +396,25 @@ class Agent:
                 steps += 1
                 # 1. Ask the model.
                 t0 = time.perf_counter()
-                span = trace.start_model_call(self.model, self.settings) if trace is not None else None
+                span = trace.start_model_call(self.model, settings) if trace is not None else None
                 try:
                     if streaming:
                         response = None
-                        for item in self._stream_model(messages):
+                        for item in self._stream_model(messages, settings):
                             if isinstance(item, TextDelta):
                                 yield ModelText(item.text, "act")
                             else:
                                 response = item
                         assert response is not None
                     else:
-                        response = self._call_model(self.model, messages, self._specs, self.settings)
+                        response = self._call_model(self.model, messages, self._specs, settings)
                 except BaseException as exc:
                     if span is not None:
                         trace.end_model_call(span, None, exc)  # type: ignore[union-attr]
                     raise
                 if span is not None:
                     trace.end_model_call(span, response)  # type: ignore[union-attr]
-                reply = response.message
+                reply, settings = response.message, self.settings
                 turn = trajectory.add_turn(reply, phase=self._phase_of(reply), tokens=response.tokens,
                                            usage=response.usage, duration_s=time.perf_counter() - t0)
                 messages.append(reply)
@@ -431,14 +441,17 @@ class Agent:
                     continue
 
                 # 3. A reply that only repeats answered calls is not run again (small models loop): it
-                #    gets the earlier results back; a second such reply in a row ends the run with them.
+                #    gets the earlier results back, and the next reply must call a tool that finishes the
+                #    run when the agent has one; a second such reply in a row ends the run with them.
                 results.update(messages)
-                if (repeated := results.repeats(reply)) is not None:
+                if (repeated := results.repeats(reply, self._finishers)) is not None:
                     if repeating:
                         answer, stop_reason = results.earlier(reply.tool_calls[-1]), "repeated_call"
                         output = answer if self._output is None else None
                         break
                     repeating = True
+                    if self._finishers and reply.tool_calls[-1].name not in self._finishers:
+                        settings = replace(self.settings, tool_choice=self._finishers[0])
                     for call, observation in zip(reply.tool_calls, repeated, strict=True):
                         messages.append(observation)
                         yield ToolStarted(call)
@@ -582,8 +595,9 @@ class Agent:
     ) -> ModelResponse:
         return call_with_retries(lambda: model.generate(messages, specs, settings), self.max_retries)
 
-    def _stream_model(self, messages: Sequence[Message]) -> Iterator[TextDelta | ModelResponse]:
-        return stream_with_retries(lambda: self.model.stream(messages, self._specs, self.settings), self.max_retries,
+    def _stream_model(self, messages: Sequence[Message],
+                      settings: GenerationSettings) -> Iterator[TextDelta | ModelResponse]:
+        return stream_with_retries(lambda: self.model.stream(messages, self._specs, settings), self.max_retries,
                                    committed=lambda item: isinstance(item, TextDelta))
 
 

@@ -3,7 +3,8 @@
 Small models loop: given a tool's result they call the same tool with the same arguments again, step
 after step, until the step limit. The loop keeps the first result of every successful call (keyed by the
 tool's name and its arguments) and, when a reply's calls are all repeats, does not run them again: each
-gets its earlier result back with a request to answer. If the very next reply repeats again, the run ends
+gets its earlier result back with a request to answer (or, when the agent has tools that finish a run,
+to call one of them). If the very next reply repeats again, the run ends
 with stop_reason "repeated_call" and the repeated call's result as its answer (the model has made clear
 that this result is what it has). A call that failed is not kept: trying it again is legitimate.
 """
@@ -18,6 +19,11 @@ from agentkit.messages import Message, ToolCall
 REPEATED_CALL = (
     "You already called {name} with these arguments; its result was:\n{result}\n"
     "Do not call it again: answer the user's request with this result now."
+)
+REPEATED_CALL_FINISH = (
+    "You already called {name} with these arguments; its result was:\n{result}\n"
+    "Do not call it again. If this result answers the request, call {finish} now to finish; "
+    "otherwise call a different tool or change the arguments."
 )
 
 
@@ -48,11 +54,17 @@ class CallResults:
         """The first successful result of a call like `call`, if there was one."""
         return self._results.get(call_key(call))
 
-    def repeats(self, reply: Message) -> list[Message] | None:
+    def repeats(self, reply: Message, finish: Sequence[str] = ()) -> list[Message] | None:
         """The observations that answer `reply` from earlier results when every one of its calls is a
-        repeat; None when any call is new (then the reply runs as usual)."""
+        repeat; None when any call is new (then the reply runs as usual). `finish` names the tools that
+        end a run (`final=True`): the observation then points at them instead of asking for text."""
         earlier = [self._results.get(call_key(c)) for c in reply.tool_calls]
         if not reply.tool_calls or any(r is None for r in earlier):
             return None
-        return [Message.tool(c, REPEATED_CALL.format(name=c.name, result=r))
-                for c, r in zip(reply.tool_calls, earlier, strict=True)]
+        out = []
+        for call, result in zip(reply.tool_calls, earlier, strict=True):
+            others = [name for name in finish if name != call.name]
+            text = (REPEATED_CALL_FINISH.format(name=call.name, result=result, finish=" or ".join(others)) if others
+                    else REPEATED_CALL.format(name=call.name, result=result))
+            out.append(Message.tool(call, text))
+        return out

@@ -47,6 +47,8 @@ class ScriptedModel:
         self.repeat_last = repeat_last
         self._seen: list[tuple[Sequence[Message], int]] = []
         self._next = 0
+        self.settings: list[GenerationSettings | None] = []
+        """The settings of every request, in order."""
 
     @property
     def requests(self) -> list[list[Message]]:
@@ -74,6 +76,7 @@ class ScriptedModel:
     ) -> ModelResponse:
         """The next scripted reply (raises `ScriptExhausted` when the script has run out)."""
         self._seen.append((messages, len(messages)))
+        self.settings.append(settings)
         if self._next >= len(self.script):
             if not (self.repeat_last and self.script):
                 raise ScriptExhausted(f"scripted model has no reply #{self._next + 1} ({len(self.script)} given)")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,18 +82,25 @@ def _parse(text: str, tool_names: set[str] | None) -> ParsedOutput:
         if errors and not calls:
             return ParsedOutput(prose, [], "; ".join(errors) + ". " + _HINT)
         return ParsedOutput(prose, calls, None)
-    # No tags: a fenced block or a whole-message JSON object that is clearly a call.
+    # No tags: a fenced block or a whole-message JSON object that is clearly a call. One shaped exactly like
+    # a call ({"name": ..., "arguments": {...}}) to a tool that does not exist is an error the model can fix,
+    # not an answer (small models invent tools such as "count_tracks").
+    unknown: str | None = None
     for m in _FENCE.finditer(text):
         lang, body = m.group(1).lower(), m.group(2)
         if lang in ("", "json", "tool_call", "tool", "function_call", "python", "py"):
-            found, _ = _calls_from_text(body, tool_names, strict=True)
+            found, err = _calls_from_text(body, tool_names, strict=True)
             if found:
                 return ParsedOutput(_FENCE.sub("", text).strip(), found)
+            unknown = unknown or err
     stripped = text.strip()
     if stripped.startswith("{") or stripped.startswith("["):
-        found, _ = _calls_from_text(stripped, tool_names, strict=True)
+        found, err = _calls_from_text(stripped, tool_names, strict=True)
         if found:
             return ParsedOutput("", found)
+        unknown = unknown or err
+    if unknown:
+        return ParsedOutput(text.strip(), [], unknown)
     return ParsedOutput(text.strip())
 
 
@@ -124,6 +132,9 @@ def _calls_from_text(
                 return [], None
             return calls, f"tool call needs a 'name' and 'arguments': {body[:80]!r}"
         if strict and tool_names is not None and call.name not in tool_names:
+            if tool_names and isinstance(item, dict) and any(k in item for k in _ARG_KEYS) and len(item) <= 3:
+                known = ", ".join(sorted(tool_names)) or "none"
+                return [], f"there is no tool named {call.name!r}; call one of: {known}. {_HINT}"
             return [], None
         calls.append(call)
     return calls, None
@@ -225,14 +236,20 @@ def tools_for_choice(tools: list[dict[str, Any]], choice: str | None) -> list[di
     return chosen
 
 
-def forced_prefix(choice: str | None) -> str:
+def forced_prefix(choice: str | None, tools: Sequence[dict[str, Any]] = ()) -> str:
     """Text that begins the reply so it must be a call: `<tool_call>` for "required"; for a name, the call up to
-    its arguments' opening brace."""
+    its arguments' opening brace, and, when `tools` gives the named tool's schema, up to the value of its first
+    required argument (a small model handed only the brace tends to close it at once)."""
     kind = tool_choice_kind(choice)
     if kind == "required":
         return OPEN_TAG
     if kind == "named":
-        return OPEN_TAG + json.dumps({"name": choice})[:-1] + ', "arguments": {'
+        prefix = OPEN_TAG + json.dumps({"name": choice})[:-1] + ', "arguments": {'
+        spec = next((s.get("function", s) for s in tools if s.get("function", s).get("name") == choice), None)
+        required = (spec or {}).get("parameters", {}).get("required") or []
+        if required and isinstance(required[0], str):
+            prefix += json.dumps(required[0]) + ": "
+        return prefix
     return ""
 
 

@@ -31,17 +31,25 @@ SQL_INSTRUCTIONS_PLAIN = (
 )
 
 
+SCHEMA_HELP = ("sql: 'digest' shows each question the CREATE TABLEs it likely needs; 'hidden' makes the agent "
+               "find the schema with the tools (the four-phase recipe).")
+
+
 def load_environment(env: str, tasks: Path | None, *, db: Path | None = None, game: str = "coin",
-                     seeds: int = 3, answers: Path | None = None) -> Any:
+                     seeds: int = 3, answers: Path | None = None, schema: str = "digest") -> Any:
     """Build the environment named by `--env` (a clear error if its module or extra is missing)."""
     if env == "sql":
         try:
             from agentkit.environments.sql import SQLEnvironment
         except ImportError as exc:
             raise typer.BadParameter(f"the SQL environment is not available: {exc}") from exc
+        if schema not in ("digest", "hidden"):
+            return _bad(f"--schema must be digest or hidden, not {schema!r}")
+        if tasks is None and db is not None:
+            return _bad("--env sql with --db needs --tasks FILE")
         if tasks is None:
-            return SQLEnvironment.chinook() if db is None else _bad("--env sql with --db needs --tasks FILE")
-        return SQLEnvironment(db=db, tasks=tasks)
+            return SQLEnvironment.chinook(schema=schema)
+        return SQLEnvironment(db=db, tasks=tasks, schema=schema)
     if env == "tooluse":
         from agentkit.environments.tooluse import ToolUseEnvironment
 
@@ -91,7 +99,9 @@ def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings
 
     is_sql = env.name.startswith("sql")
     extra: list[Any] = []
-    instructions = SQL_INSTRUCTIONS_PLAIN if is_sql else TOOL_INSTRUCTIONS
+    instructions = TOOL_INSTRUCTIONS
+    if is_sql:  # the environment's own prompt when episodes show the schema; else a plain one
+        instructions = env.instructions if getattr(env, "schema", "hidden") == "digest" else SQL_INSTRUCTIONS_PLAIN
     if is_sql:
         from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQLRunRecorder
 
@@ -129,6 +139,7 @@ def register(app: typer.Typer) -> None:
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Tasks run at once (threads)."),
         limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
         difficulty: str | None = typer.Option(None, "--difficulty", help="Only tasks of this difficulty (sql)."),
+        schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
         max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most act-loop model calls per task."),
         max_tokens: int | None = typer.Option(None, "--max-tokens", help="Most tokens per model reply."),
         temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
@@ -156,7 +167,7 @@ def register(app: typer.Typer) -> None:
         if unknown:
             raise typer.BadParameter(f"unknown --planner {', '.join(unknown)}; choose from {', '.join(PLANNERS)}")
         try:
-            environment = load_environment(env, tasks, db=db, game=game, seeds=seeds, answers=answers)
+            environment = load_environment(env, tasks, db=db, game=game, seeds=seeds, answers=answers, schema=schema)
         except (ValueError, OSError) as exc:  # bad task files, missing databases: say what is wrong
             raise typer.BadParameter(f"cannot load the {env} tasks: {exc}") from exc
         todo = environment.tasks()

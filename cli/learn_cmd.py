@@ -17,8 +17,10 @@ from typing import Any
 
 import typer
 
+from agentkit.cli.eval_cmd import SCHEMA_HELP
 
-def unseen_environment(value: str | None, tasks: Path | None) -> Any:
+
+def unseen_environment(value: str | None, tasks: Path | None, schema: str = "digest") -> Any:
     """`--unseen-db`: "clinic" (the shipped second database and its questions) or a database file with
     `--unseen-tasks`."""
     if value is None:
@@ -26,11 +28,11 @@ def unseen_environment(value: str | None, tasks: Path | None) -> Any:
     from agentkit.environments.sql import SQLEnvironment
 
     if value == "clinic":
-        return SQLEnvironment.clinic()
+        return SQLEnvironment.clinic(schema=schema)
     if tasks is None:
         raise typer.BadParameter("--unseen-db FILE needs --unseen-tasks FILE (its questions with gold SQL), "
                                  "or use --unseen-db clinic (shipped)")
-    return SQLEnvironment(db=value, tasks=tasks, name=f"sql-{Path(value).stem}")
+    return SQLEnvironment(db=value, tasks=tasks, name=f"sql-{Path(value).stem}", schema=schema)
 
 
 def register(app: typer.Typer) -> None:
@@ -59,6 +61,7 @@ def register(app: typer.Typer) -> None:
         notes_threshold: float = typer.Option(0.4, "--notes-threshold", help="Note retrieval cosine "
                                                "(0.4: chosen by tests/benchmarks/bench_note_threshold.py)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
+        schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
     ) -> None:
         """Learn skills, notes and/or a LoRA adapter from the agent's own runs; report held-out success."""
         from rich.console import Console
@@ -82,9 +85,9 @@ def register(app: typer.Typer) -> None:
         if unseen_db is not None and env != "sql":
             raise typer.BadParameter("--unseen-db needs --env sql")
         try:
-            environment = load_environment(env, tasks, db=db)
-            held_env = load_environment(env, heldout, db=db) if heldout is not None else None
-            unseen = unseen_environment(unseen_db, unseen_tasks)
+            environment = load_environment(env, tasks, db=db, schema=schema)
+            held_env = load_environment(env, heldout, db=db, schema=schema) if heldout is not None else None
+            unseen = unseen_environment(unseen_db, unseen_tasks, schema)
         except (ValueError, OSError) as exc:
             raise typer.BadParameter(f"cannot load the tasks: {exc}") from exc
         with console.status(f"Loading model {model} …"):

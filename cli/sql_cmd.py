@@ -1,4 +1,4 @@
-"""`agentkit sql "question" --db PATH`: answer a question over an unknown database, four phases shown live."""
+"""`agentkit sql "question" --db PATH`: answer a question over an unknown database, each step shown live."""
 
 from __future__ import annotations
 
@@ -24,11 +24,19 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(5.0, "--timeout", help="Seconds allowed per query."),
         embed: bool = typer.Option(True, "--embed/--no-embed", help="Search columns by meaning (MiniLM)."),
         log: Path | None = typer.Option(None, "--log", help="Append the trajectory to this JSONL file."),
+        schema: str = typer.Option("digest", "--schema", help="'digest': show the CREATE TABLEs the question "
+                                   "likely needs up front; 'hidden': find the schema with the tools alone."),
     ) -> None:
-        """Answer QUESTION over the database with the explore → propose → generate → confirm recipe."""
+        """Answer QUESTION over the database: with the likely tables shown (default), write, check and
+        confirm a query; with --schema hidden, the explore → propose → generate → confirm recipe."""
         from agentkit.events import ModelTurn, RunFinished, ToolFinished, ToolStarted
         from agentkit.models.protocol import ModelConfigError
         from agentkit.sql import SchemaToolkit, sql_agent, sql_task_prompt
+        from agentkit.sql.digest import DIGEST_TITLE, schema_digest
+        from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN
+
+        if schema not in ("digest", "hidden"):
+            raise typer.BadParameter(f"--schema must be digest or hidden, not {schema!r}")
 
         try:
             kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout)
@@ -38,13 +46,15 @@ def register(app: typer.Typer) -> None:
         if embed and kit.embed is None:
             typer.echo("(column search is lexical: the embedding model is not available)", err=True)
         try:
-            agent = sql_agent(model, kit, max_steps=max_steps, log=log)
+            agent = sql_agent(model, kit, max_steps=max_steps, log=log,
+                              instructions=SQL_INSTRUCTIONS_SHOWN if schema == "digest" else SQL_INSTRUCTIONS)
         except ModelConfigError as exc:
             typer.echo(f"Model error: {exc}", err=True)
             raise typer.Exit(2) from None
         phase = None
         result = None
-        for event in agent.stream(sql_task_prompt(question, evidence)):
+        context = {DIGEST_TITLE: schema_digest(kit, question)} if schema == "digest" else None
+        for event in agent.stream(sql_task_prompt(question, evidence), context=context):
             if isinstance(event, ModelTurn):
                 if event.turn.phase != phase:
                     phase = event.turn.phase

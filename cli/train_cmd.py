@@ -18,6 +18,8 @@ from typing import Any
 
 import typer
 
+from agentkit.cli.eval_cmd import SCHEMA_HELP
+
 ALGOS = ("grpo", "sdar", "skill1", "dual-track")
 
 train_app = typer.Typer(help="Train the model with RL on logged runs or online (GRPO, SDAR, Skill1, Dual-Track).",
@@ -35,6 +37,7 @@ def train(
     online: bool = typer.Option(False, "--online", help="Roll out with the current policy between updates."),
     env: str = typer.Option(None, "--env", help="Online environment: sql | tooluse | textgame."),
     tasks: Path = typer.Option(None, "--tasks", help="Task file for the environment."),
+    schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
     resume: bool = typer.Option(False, "--resume", help="Continue from the newest checkpoint in --out."),
     max_steps: int = typer.Option(None, "--max-steps"),
     lr: float = typer.Option(None, "--lr"),
@@ -80,7 +83,7 @@ def train(
             raise typer.BadParameter("--online needs --env (sql, tooluse or textgame)")
         from agentkit.cli.eval_cmd import load_environment
 
-        source: Any = load_environment(env, tasks)
+        source: Any = load_environment(env, tasks, schema=schema)
     else:
         paths = _expand(data or [])
         if not paths:

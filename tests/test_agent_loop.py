@@ -244,6 +244,26 @@ def test_a_repeated_call_is_answered_from_its_result_and_a_second_repeat_ends_th
     assert len(result.trajectory.turns) == 3
 
 
+def test_after_a_repeat_the_next_reply_must_call_the_tool_that_finishes_the_run() -> None:
+    @tool
+    def run_query(sql: str) -> str:
+        """Run a query."""
+        return "42"
+
+    @tool(final=True)
+    def confirm(sql: str) -> str:
+        """Confirm the final query; ends the run."""
+        return f"confirmed {sql}"
+
+    q = "SELECT 42"
+    model = ScriptedModel([call("run_query", sql=q), call("run_query", sql=q), call("confirm", sql=q), "never asked"])
+    result = Agent(model, tools=[run_query, confirm]).run("the answer?")
+    assert [s.tool_choice if s else None for s in model.settings] == [None, None, "confirm"]
+    repeat = [m.content for m in result.trajectory.messages if m.role == "tool"][1]
+    assert "already called run_query" in repeat and "call confirm now" in repeat
+    assert result.stop_reason == "final" and result.answer == f"confirmed {q}"
+
+
 def test_a_repeat_then_an_answer_is_a_normal_run_and_failed_calls_may_be_retried() -> None:
     attempts: list[int] = []
 
@@ -259,3 +279,14 @@ def test_a_repeat_then_an_answer_is_a_normal_run_and_failed_calls_may_be_retried
     result = Agent(ScriptedModel(script), tools=[flaky]).run("double 4")
     assert attempts == [4, 4]  # the failed call was retried; the repeat of the good one was not run
     assert result.stop_reason == "final" and result.answer == "8"
+
+
+def test_run_context_joins_the_system_prompt_but_not_the_task() -> None:
+    model = ScriptedModel(["done", "done again"])
+    agent = Agent(model, instructions="Be brief.")
+    result = agent.run("the question", context={"Tables": "CREATE TABLE t (a INTEGER);"})
+    system, user = result.trajectory.messages[0].content, result.trajectory.messages[1].content
+    assert system.startswith("Be brief.") and "Tables" in system and "CREATE TABLE t (a INTEGER);" in system
+    assert user == "the question" and result.trajectory.task == "the question"
+    again = agent.run("another")  # context is per run
+    assert "CREATE TABLE" not in again.trajectory.messages[0].content

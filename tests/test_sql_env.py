@@ -214,6 +214,14 @@ def test_cli_prints_phases_final_sql_and_table(tmp_path: Path) -> None:
     assert order == sorted(order)
     assert out.rstrip().endswith(f"{gold}\nName\nRock\nRock And Roll\n(2 rows)")
     assert read_jsonl(log)[0].extras["sql"]["final_sql"] == gold
+    system = read_jsonl(log)[0].messages[0].content
+    assert "CREATE TABLE Genre (GenreId INTEGER PRIMARY KEY, Name NVARCHAR(120));" in system  # the digest, shown
+
+    hidden = CliRunner().invoke(app, ["sql", "Which genres start with Rock?", "--db", str(CHINOOK_DB), "--schema",
+                                      "hidden", "--model", f"script:{script}", "--no-embed", "--log", str(log)])
+    assert hidden.exit_code == 0, hidden.output
+    system = read_jsonl(log)[1].messages[0].content
+    assert "CREATE TABLE" not in system and "schema you have not seen" in system
 
     missing = CliRunner().invoke(app, ["sql", "q", "--db", str(tmp_path / "nope.sqlite"), "--no-embed"])
     assert missing.exit_code == 2 and "Cannot open the database" in missing.output

@@ -63,6 +63,11 @@ def test_choice_helpers() -> None:
     parsed = parse_tool_calls(completed, {"add"})
     assert [(c.name, c.arguments) for c in parsed.calls] == [("add", {"a": 1, "b": 2})]
     assert choice_satisfied(parsed.calls, "add") and not choice_satisfied(parsed.calls, "shout")
+    # Given the tool's schema, the prefix also opens its first required argument.
+    opened = forced_prefix("add", SPECS)
+    assert opened.endswith('"arguments": {"a": ')
+    parsed = parse_tool_calls(opened + '1, "b": 2}}</tool_call>', {"add"})
+    assert [(c.name, c.arguments) for c in parsed.calls] == [("add", {"a": 1, "b": 2})]
     assert not choice_satisfied([], "required") and choice_satisfied([], "auto")
 
 
@@ -135,7 +140,7 @@ def test_local_model_begins_the_reply_with_the_call() -> None:
     local = tiny_local_model(seed=0)
     settings = GenerationSettings(max_tokens=6, temperature=0, tool_choice="shout", logprobs=True)
     reply = local.generate([Message.user("hi")], SPECS, settings)
-    assert reply.tokens is not None and reply.tokens.prompt_text.endswith(forced_prefix("shout"))
+    assert reply.tokens is not None and reply.tokens.prompt_text.endswith(forced_prefix("shout", SPECS))
     assert "shout:" in reply.tokens.prompt_text and "add:" not in reply.tokens.prompt_text
     # The forced text is prompt, not sample: the completion ids are only what the model generated.
     assert len(reply.tokens.completion_ids) <= 6

@@ -43,7 +43,12 @@ CORPUS: list[tuple[str, list[tuple[str, dict]], bool]] = [
     ('```json\n{"name": "add", "arguments": {"a": 1}}\n```', [("add", {"a": 1})], False),
     ('Let me compute.\n```\n{"name": "search", "arguments": {"q": "z"}}\n```', [("search", {"q": "z"})], False),
     ('{"name": "add", "arguments": {"a": 5}}', [("add", {"a": 5})], False),
-    ('{"name": "unknown_tool", "arguments": {"a": 5}}', [], False),  # bare JSON naming no tool: plain text
+    # A call-shaped object naming a tool that does not exist is an error the model can fix (small models
+    # invent tools); JSON that is not shaped like a call stays plain text.
+    ('{"name": "unknown_tool", "arguments": {"a": 5}}', [], True),
+    ('```json\n{"name": "count_tracks", "arguments": {"sql": "SELECT 1"}}\n```', [], True),
+    ('{"name": "Bob", "age": 5}', [], False),
+    ('{"name": "Bob", "arguments": {"x": 1}, "city": "Oslo", "age": 5}', [], False),
     ('<tool_call>{"name": "add", "arguments": {"s": "a } tricky { string"}}</tool_call>',
      [("add", {"s": "a } tricky { string"})], False),
     ('<tool_call>{"name": "add", "arguments": {"s": "unterminated', [("add", {"s": "unterminated"})], False),
@@ -76,6 +81,13 @@ def test_corpus(text: str, expected: list[tuple[str, dict]], error: bool) -> Non
     assert (out.error is not None) == error
     if error:
         assert "<tool_call>" in out.error  # the hint shows the model the right format
+
+
+def test_an_invented_tool_is_named_with_the_real_ones() -> None:
+    out = parse_tool_calls('{"name": "count_tracks", "arguments": {}}', {"run_query", "confirm_answer"})
+    assert out.error is not None and "no tool named 'count_tracks'" in out.error
+    assert "confirm_answer, run_query" in out.error
+    assert parse_tool_calls('{"name": "count_tracks", "arguments": {}}', set()).error is None  # no tools: an answer
 
 
 def test_corpus_is_big_enough() -> None:

@@ -39,7 +39,9 @@ class StepResult:
 
 @runtime_checkable
 class Episode(Protocol):
-    """One attempt at one task."""
+    """One attempt at one task. An episode may also carry `context: dict[str, str]`, titled text the
+    agent's system prompt shows for this episode (the SQL environment's schema digest); `run_episode`
+    passes it on."""
 
     task: Task
     observation: str
@@ -112,6 +114,7 @@ def run_episode(
                 task_id=task.id,
                 reward_fn=episode.score,
                 metadata={"environment": env.name, **(metadata or {})},
+                context=getattr(episode, "context", None),
             )
         finally:
             agent.close()

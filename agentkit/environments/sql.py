@@ -6,7 +6,7 @@
     env = SQLEnvironment.from_spider("dev.json", db_root="database/")  # Spider or BIRD format
 
 An episode's tools are the `SchemaToolkit` tools; run them through an `Agent` (instructions:
-`env.instructions`, reward: `episode.score`) or call `episode.step(call)` yourself.
+`env.instructions`, context: `episode.context`, reward: `episode.score`) or call `episode.step(call)` yourself.
 `score(trajectory)` returns {"execution", "format", "schema", "answer", "reward"}:
 execution is 1.0/0.2/0, format 0.1, schema 0.4·table-F + 0.6·column-F (METHODS.md §5);
 "answer" = execution + format is the outcome track of Dual-Track GRPO and "schema" its schema track;
@@ -32,7 +32,8 @@ from agentkit.messages import Message, ToolCall
 from agentkit.records import SQL, SQLRecord
 from agentkit.sql.connect import open_database
 from agentkit.sql.database import Database, QueryError, QueryResult
-from agentkit.sql.recipe import SQL_INSTRUCTIONS, sql_record, sql_task_prompt
+from agentkit.sql.digest import DIGEST_TITLE, schema_digest
+from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN, sql_record, sql_task_prompt
 from agentkit.sql.rewards import (
     GOLD_MAX_ROWS,
     SCHEMA_VARIANTS,
@@ -117,6 +118,10 @@ class SQLEpisode:
         self.task = task
         self.toolkit = toolkit
         self.observation = task.prompt
+        self.context: dict[str, str] = {}
+        if env.schema == "digest":  # schema linking: the tables this question likely needs, up front
+            question = task.data.get("question") or task.prompt
+            self.context[DIGEST_TITLE] = schema_digest(toolkit, question, max_chars=env.digest_chars)
         self._env = env
         self._tools = {t.name: t for t in toolkit.tools()}
         self._runner: ToolRunner | None = None
@@ -167,18 +172,23 @@ class SQLEnvironment:
         max_rows: rows shown per query; timeout_s: time limit per query.
         total: what "reward" holds: "answer" (execution + format) or "all" (+ schema).
         db_root: folder of Spider/BIRD databases for tasks that give a db_id.
+        schema: "digest" (default) opens each episode with the CREATE TABLEs the question most likely
+            needs (`agentkit.sql.digest`), within `digest_chars`; "hidden" shows none, so the agent finds
+            the schema with the tools alone (the TRUST-SQL four-phase recipe, METHODS.md §5).
     """
-
-    instructions = SQL_INSTRUCTIONS
 
     def __init__(self, db: str | Path | Database | None = None, tasks: str | Path | Sequence[Any] | None = None,
                  schema_reward: str = "f1", *, embed: EmbedFn | None = None, max_rows: int = 30,
                  timeout_s: float = 5.0, total: str = "answer", db_root: str | Path | None = None,
-                 name: str = "sql") -> None:
+                 name: str = "sql", schema: str = "digest", digest_chars: int = 3000) -> None:
         if schema_reward not in SCHEMA_VARIANTS:
             raise ValueError(f"schema_reward must be one of {', '.join(SCHEMA_VARIANTS)}, not {schema_reward!r}")
         if total not in ("answer", "all"):
             raise ValueError("total must be 'answer' or 'all'")
+        if schema not in ("digest", "hidden"):
+            raise ValueError(f"schema must be 'digest' or 'hidden', not {schema!r}")
+        self.schema = schema
+        self.digest_chars = digest_chars
         if tasks is None:
             raise ValueError("SQLEnvironment needs tasks (a JSONL/JSON file or a list); "
                              "SQLEnvironment.chinook() has a ready set")
@@ -222,6 +232,12 @@ class SQLEnvironment:
         if absent:
             raise FileNotFoundError(f"database files missing under {db_root}: {', '.join(absent[:5])}")
         return cls(tasks=tasks, name=options.pop("name", f"sql-{Path(questions).stem}"), **options)
+
+    @property
+    def instructions(self) -> str:
+        """The system prompt for this environment's agent: the four-phase recipe when the schema is
+        hidden, a direct write-check-confirm recipe when the episode shows it."""
+        return SQL_INSTRUCTIONS if self.schema == "hidden" else SQL_INSTRUCTIONS_SHOWN
 
     # -- Environment protocol ----------------------------------------------------------------------
     def identity(self) -> str:

@@ -142,7 +142,7 @@ class LlamaCppModel:
         tools = tools_for_choice(list(tools), settings.tool_choice)
         # tool_choice required / a name: the reply is begun with the call's opening (part of the prompt,
         # not sampled), so it cannot be anything but that call.
-        prefix = forced_prefix(settings.tool_choice) if tools else ""
+        prefix = forced_prefix(settings.tool_choice, tools) if tools else ""
         prompt_text = self.render_prompt(messages, tools) + prefix
         if prefix:
             yield TextDelta(prefix)

@@ -161,7 +161,7 @@ class LocalModel:
         tools = tools_for_choice(list(tools), settings.tool_choice)
         # tool_choice required / a name: the reply is begun with the call's opening (part of the prompt,
         # not sampled), so it cannot be anything but that call.
-        prefix = forced_prefix(settings.tool_choice) if tools and self.text_tools else ""
+        prefix = forced_prefix(settings.tool_choice, tools) if tools and self.text_tools else ""
         prompt_text = self.render_prompt(messages, tools) + prefix
         if prefix:
             yield TextDelta(prefix)

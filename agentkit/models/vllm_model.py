@@ -179,7 +179,7 @@ class VLLMModel(OpenAIModel):
     def _generate_tokens(self, messages: Sequence[Message], tools: ToolSpecs,
                          settings: GenerationSettings) -> ModelResponse:
         offered = tools_for_choice(list(tools), settings.tool_choice)
-        prefix = forced_prefix(settings.tool_choice) if offered else ""
+        prefix = forced_prefix(settings.tool_choice, offered) if offered else ""
         prompt, context = self.prompt_ids(messages, offered)
         if prefix:  # tool_choice required / a name: the reply begins with the call (prompt, not sample)
             prompt = prompt + list(self.admin.tokenize({"model": self.name, "prompt": prefix,

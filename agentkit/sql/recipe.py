@@ -36,6 +36,16 @@ joins ("TableA.col = TableB.col") your query needs. Fix and propose again if any
 Rules: the database is read-only; one SELECT statement per call; never use a table or column you have not seen \
 in a tool result; return exactly the columns the question asks for."""
 
+SQL_INSTRUCTIONS_SHOWN = """\
+You answer questions about a database with SQL. The user message gives the question and the CREATE TABLE \
+statements of the tables it most likely needs.
+1. Write one SELECT query that answers the question, using only the tables and columns shown, and check it with \
+run_query.
+2. If the query fails or its rows look wrong, fix it (describe_table, sample_rows and distinct_values show more \
+of the database) and run it again.
+3. Call confirm_answer with the final query; this ends the task.
+Return exactly the columns the question asks for."""
+
 TASK_TEMPLATE = "Question: {question}"
 EVIDENCE_TEMPLATE = "\nHint: {evidence}"
 

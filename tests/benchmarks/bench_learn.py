@@ -18,8 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-ROWS = {"skills": ("skills",), "notes": ("notes",), "rl": ("rl",), "rl-grpo": ("rl",), "all": ("skills", "notes", "rl")}
-"""rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings."""
+ROWS = {"skills": ("skills",), "notes": ("notes",), "rl": ("rl",), "rl-grpo": ("rl",), "memory": ("skills", "notes"),
+        "all": ("skills", "notes", "rl")}
+"""rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings; memory: skills then
+notes (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine)."""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
 from agentkit.environments.base import Environment, Task, run_episode, succeeded
+from agentkit.extensions import Instructions
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
@@ -183,7 +184,11 @@ class NotesLearner:
         def agent_for(task: Task) -> Agent:
             episode = ctx.env.reset(task)
             episodes[task.id] = episode
-            return ctx.agent(list(episode.tools), settings=ctx.train_settings)
+            agent = ctx.agent(list(episode.tools), settings=ctx.train_settings)
+            # The notebook runs the bare task: the episode's context joins as run_episode would pass it.
+            for title, text in (getattr(episode, "context", None) or {}).items():
+                agent.extensions.insert(0, Instructions(text, title=title, name="episode_context"))
+            return agent
 
         def reward(task: Task, trajectory: Trajectory) -> dict[str, float]:
             episode = episodes.pop(task.id)

@@ -1,0 +1,85 @@
+"""Schema linking before the first turn: the tables a question most likely needs, as CREATE TABLE lines.
+
+Small models spend their steps exploring a schema with tools and loop there (describe the same table
+again and again) before ever writing a query; given the relevant CREATE TABLEs up front they write
+the SQL directly. `schema_digest` picks those tables for one question, within a character budget:
+every table when the whole schema fits, else the tables whose names and columns best match the question
+(by the toolkit's column search: embeddings when it has them, words otherwise), each followed by the
+tables its foreign keys reach, and the names of the rest so the exploration tools can still find them.
+
+    kit = SchemaToolkit("shop.sqlite")
+    print(schema_digest(kit, "How many orders did each customer place?"))
+"""
+
+from __future__ import annotations
+
+from agentkit.sql.database import TableInfo
+from agentkit.sql.toolkit import SchemaToolkit, name_tokens
+
+DIGEST_TITLE = "The database's tables (CREATE TABLE statements; use exactly these names)"
+DEFAULT_MAX_CHARS = 3000
+
+
+def create_table(info: TableInfo) -> str:
+    """One table as a compact CREATE TABLE statement, foreign keys inline."""
+    refs = {c: f"{fk.ref_table}({rc})" for fk in info.foreign_keys
+            for c, rc in zip(fk.columns, fk.ref_columns, strict=False)}
+    cols = []
+    for c in info.columns:
+        parts = [_quote(c.name), c.type or ""]
+        if c.primary_key:
+            parts.append("PRIMARY KEY")
+        if c.name in refs:
+            parts.append(f"REFERENCES {refs[c.name]}")
+        cols.append(" ".join(p for p in parts if p))
+    return f"CREATE TABLE {_quote(info.name)} ({', '.join(cols)});"
+
+
+def rank_tables(kit: SchemaToolkit, question: str) -> list[str]:
+    """The database's tables, most relevant to `question` first (ties keep the database's order)."""
+    names = kit.db.table_names()
+    score = dict.fromkeys(names, 0.0)
+    words = {w.lower() for w in name_tokens(question)}
+    for name in names:
+        tokens = {t.lower() for t in name_tokens(name)}
+        if tokens and tokens <= words | {w.rstrip("s") for w in words} | {w + "s" for w in words}:
+            score[name] += 1.0  # the question names the table ("customers" → Customer)
+    found, _ = kit.search(question, k=min(50, 5 * len(names)))
+    for rank, (value, table, _column) in enumerate(found):
+        if table in score:
+            score[table] = max(score[table], 0.0) + max(float(value), 0.0) / (1 + rank)
+    order = {n: i for i, n in enumerate(names)}
+    return sorted(names, key=lambda n: (-score[n], order[n]))
+
+
+def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """CREATE TABLEs for the tables `question` most likely needs, at most `max_chars` (about 4 chars a token).
+
+    The whole schema when it fits; otherwise the best-ranked tables and, right after each, the tables its
+    foreign keys reference, then one line naming the tables left out."""
+    names = kit.db.table_names()
+    infos = {n: kit.db.describe(n) for n in names}
+    statements = {n: create_table(infos[n]) for n in names}
+    if sum(len(s) + 1 for s in statements.values()) <= max_chars:
+        return "\n".join(statements[n] for n in names)
+    chosen: list[str] = []
+    used = 0
+    for name in rank_tables(kit, question):
+        group = [name, *(fk.ref_table for fk in infos[name].foreign_keys if fk.ref_table in infos)]
+        for table in group:
+            if table in chosen or used + len(statements[table]) + 1 > max_chars:
+                continue
+            chosen.append(table)
+            used += len(statements[table]) + 1
+        if used >= max_chars:
+            break
+    rest = [n for n in names if n not in chosen]
+    lines = [statements[n] for n in chosen]
+    if rest:
+        shown = ", ".join(rest[:60]) + (f" and {len(rest) - 60} more" if len(rest) > 60 else "")
+        lines.append(f"-- Other tables (describe_table shows their columns): {shown}")
+    return "\n".join(lines)
+
+
+def _quote(name: str) -> str:
+    return name if name.replace("_", "").isalnum() and not name[:1].isdigit() else f'"{name}"'
