@@ -30,7 +30,8 @@ train_app = typer.Typer(help="Train the model with RL on logged runs or online (
 def train(
     ctx: typer.Context,
     data: list[str] = typer.Option(None, "--data", help="Trajectory JSONL files or glob patterns (offline)."),
-    model: str = typer.Option("local:smollm2-135m", "--model", help="local:NAME or local:PATH."),
+    model: str = typer.Option(None, "--model", help="local:NAME or local:PATH (default: the local model the --data "
+                              "runs were logged with, else local:smollm2-135m)."),
     algo: str = typer.Option(None, "--algo", help="grpo | sdar | skill1 | dual-track."),
     out: Path = typer.Option(Path("ckpt"), "--out", help="Checkpoints, metrics.jsonl and rollouts go here."),
     config: Path = typer.Option(None, "--config", help="A YAML/TOML TrainConfig file."),
@@ -89,6 +90,14 @@ def train(
         if not paths:
             raise typer.BadParameter("give --data FILES (trajectory JSONL) or --online --env NAME")
         source = paths
+        logged = logged_model(paths)
+        if model is None and logged is not None:
+            model = logged
+            console.print(f"training {model}: the model these runs were logged with")
+        elif model is not None and logged is not None and _base(model) != _base(logged):
+            raise typer.BadParameter(f"the runs were logged with {logged}, whose token ids are not {model}'s: train "
+                                     f"--model {logged} (or log runs with the model you train)")
+    model = model or DEFAULT_TRAIN_MODEL
 
     from agentkit.training import distributed
     from agentkit.training.trainer import Trainer
@@ -111,6 +120,36 @@ def train(
         f"done: {summary['steps']} steps, {summary['groups_used']} groups used, {summary['groups_dropped']} dropped "
         f"(equal rewards), {summary['nan_skipped']} NaN steps skipped; checkpoints and metrics in {out}"
     )
+
+
+DEFAULT_TRAIN_MODEL = "local:smollm2-135m"
+
+
+def logged_model(paths: list[Path], max_lines: int = 200) -> str | None:
+    """The embedded (`local:`) model the first trajectories in `paths` were logged with, or None (a served model,
+    a local path, or no readable line): training must use the model whose token ids the logs hold."""
+    import json
+
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for _, line in zip(range(max_lines), f, strict=False):
+                try:
+                    name = json.loads(line).get("model")
+                except (ValueError, AttributeError):
+                    continue  # a torn or foreign line: the loader reports it
+                if isinstance(name, str) and name.startswith("local:"):
+                    return name
+                if isinstance(name, str) and name:
+                    return None
+    return None
+
+
+def _base(model: str) -> str:
+    """A local model's embedded base, aliases resolved (`local:default+ADAPTER` → the Qwen key)."""
+    from agentkit.models.embedded import ALIASES
+
+    name = model.removeprefix("local:").split("+", 1)[0].strip().lower()
+    return ALIASES.get(name, name)
 
 
 @train_app.command("report")
