@@ -112,7 +112,14 @@ def _candidates(text: str) -> list[str]:
     if end > start:
         out.append(text[start : end + 1])
     out.append(_close_brackets(text[start:]))
+    # A stray closer after the last value ({"sql": "..."}) instead of }}): drop it, then close.
+    trimmed = _STRAY_TAIL.sub("", text[start:])
+    if trimmed != text[start:]:
+        out.append(_close_brackets(trimmed))
     return out
+
+
+_STRAY_TAIL = re.compile(r"[^\]}\"\w.]+$")
 
 
 def _close_brackets(text: str) -> str:

@@ -80,7 +80,7 @@ def _parse(text: str, tool_names: set[str] | None) -> ParsedOutput:
             if err:
                 errors.append(err)
         if errors and not calls:
-            return ParsedOutput(prose, [], "; ".join(errors) + ". " + _HINT)
+            return ParsedOutput(prose, [], "; ".join(errors) + ". " + _hint(text, tool_names))
         return ParsedOutput(prose, calls, None)
     # No tags: a fenced block or a whole-message JSON object that is clearly a call. One shaped exactly like
     # a call ({"name": ..., "arguments": {...}}) to a tool that does not exist is an error the model can fix,
@@ -105,6 +105,16 @@ def _parse(text: str, tool_names: set[str] | None) -> ParsedOutput:
 
 
 _HINT = f'Write each call as {OPEN_TAG}{{"name": "TOOL_NAME", "arguments": {{...}}}}{CLOSE_TAG}'
+_NAMED = re.compile(r'"name"\s*:\s*"([\w.\-]+)"')
+
+
+def _hint(text: str, tool_names: set[str] | None) -> str:
+    """The format hint, with the tool the broken call meant when it names a real one (small models copy a
+    placeholder such as TOOL_NAME literally)."""
+    meant = next((m.group(1) for m in _NAMED.finditer(text) if tool_names and m.group(1) in tool_names), None)
+    if meant is None:
+        return _HINT
+    return f'Write the call as {OPEN_TAG}{{"name": "{meant}", "arguments": {{...}}}}{CLOSE_TAG}'
 
 
 def _calls_from_text(

@@ -126,3 +126,11 @@ def test_random_text_never_crashes(text: str) -> None:
 def test_random_tag_soup_never_crashes(text: str) -> None:
     out = parse_tool_calls(f"<tool_call>{text}", NAMES)
     assert out.calls or out.error is not None
+
+
+def test_a_stray_closer_is_repaired_and_the_hint_names_the_meant_tool() -> None:
+    out = parse_tool_calls('<tool_call>{"name": "confirm", "arguments": {"sql": "SELECT 1"})', {"confirm"})
+    assert [(c.name, c.arguments) for c in out.calls] == [("confirm", {"sql": "SELECT 1"})]
+    broken = parse_tool_calls('<tool_call>{"name": "confirm", "arguments": {"sql": SELECT}}</tool_call>', {"confirm"})
+    assert broken.error is not None and '{"name": "confirm", "arguments"' in broken.error
+    assert "TOOL_NAME" not in broken.error
