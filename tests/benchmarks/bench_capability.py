@@ -233,6 +233,7 @@ def main() -> None:
     parser.add_argument("--engine", default="auto", choices=["auto", "llama.cpp", "torch"])
     parser.add_argument("--limit", type=int, default=0, help="first N tool-use requests (0: all)")
     parser.add_argument("--stride", type=int, default=1, help="every k-th request (a spread subset, all kinds)")
+    parser.add_argument("--kinds", nargs="+", default=None, help="only these kinds (single, sequence, ...)")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the CPUs)")
     parser.add_argument("--sql-limit", type=int, default=10, help="Chinook easy tasks per planner (0: skip)")
     parser.add_argument("--max-tokens", type=int, default=160)
@@ -240,7 +241,7 @@ def main() -> None:
     args = parser.parse_args()
 
     items = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
-    items = items[:: args.stride]
+    items = [i for i in items if args.kinds is None or i["kind"] in args.kinds][:: args.stride]
     items = items[: args.limit] if args.limit else items
     results: dict[str, Any] = {}
     for spec in args.models:
