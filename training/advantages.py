@@ -20,6 +20,12 @@ from typing import Any
 import torch
 
 from agentkit.ranking import ndcg
+from agentkit.trajectory import Trajectory
+
+
+def group_id(trajectory: Trajectory) -> Hashable:
+    """The GRPO group of a trajectory: its task id (or, without one, its task text)."""
+    return trajectory.task_id if trajectory.task_id is not None else trajectory.task
 
 
 def group_advantages(
