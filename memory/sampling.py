@@ -84,12 +84,6 @@ def best_of_n(agent: Agent, task: str | Task, n: int, notebook: MistakeNotebook,
     prompt = task.prompt if isinstance(task, Task) else task
     if isinstance(task, Task):
         run_options.setdefault("task_id", task.id)
-    added = notebook not in agent.extensions
-    if added:
-        agent.extensions.append(notebook)
-    try:
-        results = [agent.run(prompt, **run_options) for _ in range(n)]
-    finally:
-        if added:
-            agent.extensions.remove(notebook)
+    with_notes = agent.with_extensions(notebook)
+    results = [with_notes.run(prompt, **run_options) for _ in range(n)]
     return results[choose(results, notebook)]

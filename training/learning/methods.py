@@ -22,9 +22,11 @@ from typing import Any
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
 from agentkit.environments.base import Environment, Task, run_episode, succeeded
+from agentkit.extensions import Extension
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
+from agentkit.records import SKILLS
 from agentkit.trajectory import Trajectory, append_jsonl
 
 METHODS = ("skills", "notes", "rl")
@@ -77,11 +79,11 @@ class LearnContext:
     notes_batch: int = 4
     rl_config: Any = None
 
-    def agent(self, tools: list[Any], *, settings: GenerationSettings, skills: Any = None, notes: Any = None,
+    def agent(self, tools: list[Any], *, settings: GenerationSettings, extensions: Sequence[Extension] = (),
               model: Any = None) -> Agent:
         instructions = self.instructions or getattr(self.env, "instructions", None) or DEFAULT_INSTRUCTIONS
         return Agent(model or self.model, tools, instructions=instructions, max_steps=self.max_steps,
-                     settings=settings, skills=skills, notes=notes)
+                     settings=settings, extensions=extensions)
 
     def trajectory_file(self, name: str) -> Path:
         return self.out / "trajectories" / f"{name}.jsonl"
@@ -148,11 +150,11 @@ class SkillsLearner:
         task = self.ctx.next_task(progress)
 
         def build(tools: list[Any]) -> Agent:
-            return self.ctx.agent(tools, settings=self.ctx.train_settings, skills=self.library)
+            return self.ctx.agent(tools, settings=self.ctx.train_settings, extensions=[self.library])
 
         trajectory = run_episode(build, self.ctx.env, task, metadata={"learn_method": "skills"})
-        record = trajectory.extras.get("skills", {})
-        progress["admitted"] = progress.get("admitted", 0) + int(bool(record.get("admitted")))
+        record = trajectory.records.get(SKILLS)
+        progress["admitted"] = progress.get("admitted", 0) + int(record is not None and record.admitted)
         progress["successes"] = progress.get("successes", 0) + int(succeeded(trajectory))
         return [trajectory]
 
