@@ -92,6 +92,7 @@ class LibraryFolder:
         return manifest
 
     def update_manifest(self, **changes: Any) -> dict[str, Any]:
+        """Update fields of the library manifest atomically under the lock; returns the new manifest."""
         with self.lock():
             path = self.root / LIBRARY_FILE
             manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -119,6 +120,7 @@ class LibraryFolder:
 
     # -- state --------------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
+        """The counters in state.json ({} when missing or unreadable)."""
         try:
             data = json.loads(self.state_file.read_text(encoding="utf-8"))
             return data if isinstance(data, dict) else {}
@@ -139,6 +141,7 @@ class LibraryFolder:
             f.write(line)
 
     def admission_log(self) -> list[dict[str, Any]]:
+        """Every admission decision logged so far, oldest first (unreadable lines skipped)."""
         if not self.admissions.exists():
             return []
         out = []

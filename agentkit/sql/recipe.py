@@ -69,10 +69,12 @@ class SQLRunRecorder:
         self.toolkit = toolkit
 
     def before_run(self, run: RunContext) -> None:
+        """Reset the toolkit's per-run state (when given one)."""
         if self.toolkit is not None:
             self.toolkit.reset()
 
     def after_run(self, run: RunContext) -> None:
+        """Store the run's `SQL` record."""
         run.record(SQL, SQLRecord.model_validate(sql_record(run.trajectory)))
 
 
