@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def candidate_text(trajectory: Trajectory) -> str:
     """What a candidate did, as text: the arguments of its tool calls and its final answer."""
-    parts = []
+    parts: list[str] = []
     for message in trajectory.messages:
         if message.role == "assistant":
             for call in message.tool_calls:

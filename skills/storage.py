@@ -68,8 +68,8 @@ class LibraryFolder:
             self.root.mkdir(parents=True, exist_ok=True)
             with self.lock():
                 if not path.exists():
-                    manifest = {"schema_version": LIBRARY_SCHEMA_VERSION, "uid": uuid.uuid4().hex[:12],
-                                "created_at": time.time(), **defaults}
+                    manifest: dict[str, Any] = {"schema_version": LIBRARY_SCHEMA_VERSION,
+                                                "uid": uuid.uuid4().hex[:12], "created_at": time.time(), **defaults}
                     self.skills.mkdir(exist_ok=True)
                     atomic_write(path, json.dumps(manifest, indent=1, sort_keys=True))
         try:
@@ -95,7 +95,7 @@ class LibraryFolder:
         """Update fields of the library manifest atomically under the lock; returns the new manifest."""
         with self.lock():
             path = self.root / LIBRARY_FILE
-            manifest = json.loads(path.read_text(encoding="utf-8"))
+            manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
             manifest.update(changes)
             atomic_write(path, json.dumps(manifest, indent=1, sort_keys=True))
             return manifest
@@ -130,9 +130,9 @@ class LibraryFolder:
     def bump(self, key: str, by: int = 1) -> int:
         """Increase a counter in state.json (call with the lock held)."""
         state = self.state()
-        state[key] = int(state.get(key, 0)) + by
+        value = state[key] = int(state.get(key, 0)) + by
         atomic_write(self.state_file, json.dumps(state, sort_keys=True), durable=False)  # counters: no fsync
-        return state[key]
+        return value
 
     def log_admission(self, entry: dict[str, Any]) -> None:
         """Append one admission decision (call with the lock held)."""

@@ -260,4 +260,5 @@ def load_checkpoint(
         log.warning("%s was written by %d process(es), this run has %d: random streams are re-seeded, so the "
                     "run continues but not bit-exactly", path, len(saved_rng.get("per_process") or [0]),
                     distributed.world_size())
-    return json.loads((path / "state.json").read_text())
+    state: dict[str, Any] = json.loads((path / "state.json").read_text())
+    return state

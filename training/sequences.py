@@ -16,7 +16,7 @@ advantages, losses) works on the N generated tokens only and never touches promp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -204,15 +204,17 @@ def collate(
     seq_of_token = torch.tensor(rows, dtype=torch.long)
     names = sorted(set().union(*(s.tracks.keys() for s in sequences)))
     tracks = {
-        name: TrackValues(_flat(sequences, f"track {name!r} advantages",
-                                lambda s, n=name: s.tracks[n].advantages if n in s.tracks else None),
-                          _flat(sequences, f"track {name!r} mask",
-                                lambda s, n=name: s.tracks[n].mask if n in s.tracks else None))
+        name: TrackValues(
+            _flat(sequences, f"track {name!r} advantages", [s.tracks[name].advantages if name in s.tracks else None
+                                                            for s in sequences]),
+            _flat(sequences, f"track {name!r} mask", [s.tracks[name].mask if name in s.tracks else None
+                                                      for s in sequences]),
+        )
         for name in names
     }
     teacher = None
     if any(s.teacher_mask is not None for s in sequences):
-        teacher = _flat(sequences, "teacher mask", lambda s: s.teacher_mask)
+        teacher = _flat(sequences, "teacher mask", [s.teacher_mask for s in sequences])
     return PackedBatch(
         input_ids=input_ids,
         attention_mask=attention,
@@ -229,12 +231,10 @@ def collate(
     )
 
 
-def _flat(sequences: Sequence[TokenSequence], what: str,
-          get: Callable[[TokenSequence], list[float] | None]) -> torch.Tensor:
+def _flat(sequences: Sequence[TokenSequence], what: str, arrays: Sequence[list[float] | None]) -> torch.Tensor:
     """One per-generated-token array of every sequence, concatenated (zeros where a sequence has none)."""
     flat: list[float] = []
-    for s in sequences:
-        arr = get(s)
+    for s, arr in zip(sequences, arrays, strict=True):
         if arr is None:
             arr = [0.0] * s.n_generated
         if len(arr) != s.n_generated:

@@ -30,11 +30,12 @@ from agentkit.environments.base import Environment, Task
 from agentkit.extras import require
 from agentkit.training import checkpoint as ckpt
 from agentkit.training import distributed as dist
+from agentkit.training.advantages import group_id
 from agentkit.training.algorithms import teacher_for
 from agentkit.training.allocator import keep_freed_memory
 from agentkit.training.config import TrainConfig
 from agentkit.training.correction import rollout_correction
-from agentkit.training.credit import assign_credit, group_id, informative_groups
+from agentkit.training.credit import assign_credit, informative_groups
 from agentkit.training.logprobs import TokenLogProbs, decoder_layers
 from agentkit.training.metrics import MetricsLog
 from agentkit.training.objective import Denominators, StepInputs, StepSums, micro_batch_loss, step_record, sync_sums
@@ -101,7 +102,7 @@ class Trainer:
         self.fsdp = cfg.fsdp and dist.active()
         if self.fsdp:
             dist.shard(self.scorer, decoder_layers(self.policy))
-            if frozen_ref is not None:
+            if frozen_ref is not None and self._ref_scorer is not None:
                 dist.shard(self._ref_scorer, decoder_layers(frozen_ref))
             self._warm_up_shards()
         self.params = [p for p in self.policy.parameters() if p.requires_grad]
@@ -311,7 +312,7 @@ class Trainer:
             for scorer in (self.scorer, self._ref_scorer):
                 if scorer is not None:
                     scorer(batch)
-                    scorer.reshard()  # a root keeps its weights gathered after forward; the optimizer needs shards
+                    scorer.reshard()  # type: ignore[operator]  # FSDP's method; a root keeps its weights gathered after forward; the optimizer needs shards
 
     def _all_finite(self, loss: torch.Tensor) -> bool:
         """Whether the loss is finite (sharded: on every process, so all skip the step together)."""

@@ -118,8 +118,9 @@ def render_template(template: str | None, chat: list[dict[str, Any]], tools: Too
                     add_generation_prompt: bool = True, **special_tokens: Any) -> str:
     """Render chat dicts with a Jinja chat template as `apply_chat_template(..., tokenize=False)` does."""
     compiled = _compile(template or CHATML_FALLBACK)
-    return compiled.render(messages=chat, tools=list(tools) or None, documents=None,
-                           add_generation_prompt=add_generation_prompt, **special_tokens)
+    text: str = compiled.render(messages=chat, tools=list(tools) or None, documents=None,
+                                add_generation_prompt=add_generation_prompt, **special_tokens)
+    return text
 
 
 class RawTexts:
