@@ -9,8 +9,6 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from agentkit.files import atomic_write
-
 log = logging.getLogger(__name__)
 
 
@@ -24,7 +22,9 @@ class MetricsLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume_step is not None and self.path.exists():
             kept = [r for r in _readable(self.path) if r.get("step", 0) <= resume_step]
-            atomic_write(self.path, "".join(json.dumps(r) + "\n" for r in kept))  # a crash keeps the old log whole
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(json.dumps(r) + "\n" for r in kept))
+            tmp.replace(self.path)  # a crash here keeps the old log whole
         elif resume_step is None and self.path.exists():
             self.path.unlink()
         self._tb = None
