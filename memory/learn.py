@@ -259,7 +259,8 @@ def write_note(analyst: Analyst, label: str, cases: Sequence[tuple[Task, Traject
                     source_trajectories=[t.id for _, t in cases if t is not None],
                     source_tasks=[task.id for task, _ in cases])
 
-    return analyst.ask(prompt, validate)
+    note: Note = analyst.ask(prompt, validate)
+    return note
 
 
 def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: TaskRewardFn,

@@ -444,7 +444,8 @@ class SkillLibrary:
 
     def _decide(self, status: str, skill: Skill, trajectory_id: str | None, reason: str | None,
                 similarity: float | None = None) -> Admission:
-        entry = {"status": status, "skill_id": skill.id if status != "refused" else None, "name": skill.name,
+        entry: dict[str, Any] = {"status": status, "skill_id": skill.id if status != "refused" else None,
+                                 "name": skill.name,
                  "source": skill.source, "trajectory": trajectory_id or skill.source_trajectory, "reason": reason}
         if similarity is not None:
             entry["similarity"] = round(similarity, 4)
