@@ -30,7 +30,7 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy
+	$(BIN)/python scripts/typecheck.py
 
 # vLLM's CPU build in its own venv (it pins its own torch and transformers); then
 # AGENTKIT_VLLM_PYTHON=$(VLLM_VENV)/bin/python makes `agentkit serve` and the `vllm` tests use it.

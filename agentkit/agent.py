@@ -9,6 +9,7 @@ through `agentkit.extensions`; approval, typed output and tracing live in `agent
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import threading
 import time
@@ -115,9 +116,8 @@ class Agent:
         tools: tools, toolkits or typed, documented functions.
         instructions: the system prompt's opening text.
         planner: "react", "map-then-act", or a `Planner`.
-        extensions: skill libraries, mistake notebooks, anything implementing `Extension`.
-        skills: a skill library (an extension), for convenience.
-        notes: a mistake notebook (an extension), for convenience.
+        extensions: skill libraries, mistake notebooks, anything implementing `Extension`, in the order
+            they run (the one way to attach them; `with_extensions` gives a copy with more).
         max_steps: the most model calls of the act loop before the run stops.
         settings: sampling settings for every call.
         log: a JSONL file each finished trajectory is appended to.
@@ -144,8 +144,6 @@ class Agent:
         instructions: str = DEFAULT_INSTRUCTIONS,
         planner: Planner | str = "react",
         extensions: Sequence[Extension] = (),
-        skills: Extension | None = None,
-        notes: Extension | None = None,
         max_steps: int = 20,
         settings: GenerationSettings | None = None,
         log: str | Path | None = None,
@@ -165,7 +163,7 @@ class Agent:
         self.tools = as_tools(tools)
         self.instructions = instructions
         self.planner = resolve_planner(planner)
-        self.extensions = [*extensions, *(e for e in (skills, notes) if e is not None)]
+        self.extensions: tuple[Extension, ...] = tuple(extensions)
         self.max_steps = max_steps
         self.settings = settings or GenerationSettings()
         self.log = Path(log) if log else None
@@ -196,6 +194,13 @@ class Agent:
             raise ValueError("output validators need an output_type (output_type=str to check text answers)")
         self._output.validators.append(fn)
         return fn
+
+    def with_extensions(self, *extensions: Extension) -> Agent:
+        """A copy of this agent (same model, tools and settings) with `extensions` attached after its own;
+        one it already has is not attached twice. The agent itself is unchanged."""
+        other = copy.copy(self)
+        other.extensions = (*self.extensions, *(e for e in extensions if e not in self.extensions))
+        return other
 
     # -- public API -------------------------------------------------------------------------------
     def run(self, task: str, **options: Any) -> RunResult:

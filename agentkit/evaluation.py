@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
-from agentkit.environments.base import AgentFactory, Environment, Task, run_episode, succeeded
+from agentkit.environments.base import AgentFactory, Environment, OracleEnvironment, Task, run_episode, succeeded
 from agentkit.messages import Message
 from agentkit.planning import EXPLORE_SYSTEM, MAP_SYSTEM
 from agentkit.testing import FunctionModel
@@ -212,7 +212,7 @@ def oracle_model(tasks: Sequence[Task], script_for: ScriptFor, name: str = "orac
 
 
 def oracle_script_for(env: Any) -> ScriptFor:
-    """The oracle policy an environment offers beside its code (`env.oracle_script`)."""
-    if callable(getattr(env, "oracle_script", None)):
-        return env.oracle_script  # type: ignore[no-any-return]
+    """The oracle policy an environment offers beside its code (an `OracleEnvironment`'s `oracle_script`)."""
+    if isinstance(env, OracleEnvironment):
+        return env.oracle_script
     raise ValueError(f"environment {getattr(env, 'name', env)!r} has no oracle policy (oracle_script)")

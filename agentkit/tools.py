@@ -330,6 +330,7 @@ class ToolRunner:
         self.max_calls = max_calls
 
     def close(self) -> None:
+        """Let the worker threads end once the calls already handed to them are done (nothing waits for them)."""
         self._pool.close()
 
     def run_many(self, calls: list[tuple[Tool | None, str, dict[str, Any]]]) -> list[ToolOutcome]:

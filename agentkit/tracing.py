@@ -104,7 +104,9 @@ class RunSpans:
                            ("max_tokens", settings.max_tokens), ("seed", settings.seed)):
             if value is not None:
                 attrs[f"gen_ai.request.{key}"] = value
-        return self._tracer.start_span(f"chat {name}", context=self._context, kind=SpanKind.CLIENT, attributes=attrs)
+        span: Span = self._tracer.start_span(f"chat {name}", context=self._context, kind=SpanKind.CLIENT,
+                                             attributes=attrs)
+        return span
 
     @staticmethod
     def end_model_call(span: Span, response: ModelResponse | None, error: BaseException | None = None) -> None:

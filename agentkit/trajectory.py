@@ -3,7 +3,9 @@
 Every model call is a `Turn` with its phase label and, when the backend gives them, the exact token
 ids and log-probs. To keep logs linear in the length of a run, a turn whose prompt continues an
 earlier turn (its prompt + completion is a prefix of this prompt) stores only the new tokens and
-names that turn in `extends`; `Trajectory.prompt_ids(i)` rebuilds the full prompt.
+names that turn in `extends`; `Trajectory.prompt_ids(i)` rebuilds the full prompt. The earlier
+turns are found from the recorded turns themselves (no cache on the object: a trajectory read back
+from a log encodes its next turn the same way).
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from agentkit.messages import Message, Usage, clean_text, new_id
 from agentkit.models.protocol import TokenRecord
 from agentkit.records import Records
 
 SCHEMA_VERSION = 1
+_PREFIX_WINDOW = 8  # how many of the latest turns with token ids a new prompt may continue
 log = logging.getLogger(__name__)
 
 
@@ -102,7 +105,6 @@ class Trajectory(BaseModel):
     started_at: float = Field(default_factory=time.time)
     duration_s: float = 0.0
 
-    _full: dict[int, list[int]] = PrivateAttr(default_factory=dict)
     _clean = field_validator("task", "answer", "model")(lambda value: clean_text(value))
 
     # -- building -------------------------------------------------------------------------------
@@ -137,19 +139,31 @@ class Trajectory(BaseModel):
             turn.logprobs = list(tokens.logprobs)
             turn.completion_text = tokens.completion_text
             turn.temperature = tokens.temperature
-            self._full[turn.index] = list(full_prompt) + turn.completion_ids
-            if len(self._full) > 8:
-                self._full.pop(min(self._full))
         self.turns.append(turn)
         self.usage = self.usage + turn.usage
         return turn
 
     def _find_prefix(self, prompt: list[int]) -> tuple[int | None, int]:
-        for idx in sorted(self._full, reverse=True):
-            seq = self._full[idx]
-            if 0 < len(seq) <= len(prompt) and prompt[: len(seq)] == seq:
-                return idx, len(seq)
+        """The latest of the last `_PREFIX_WINDOW` turns with token ids whose full prompt + completion
+        starts `prompt`, and that length (None, 0: none does)."""
+        checked = 0
+        for turn in reversed(self.turns):
+            if checked == _PREFIX_WINDOW:
+                break
+            if not (turn.prompt_ids or turn.completion_ids):
+                continue
+            checked += 1
+            n = self._full_length(turn)
+            if n <= len(prompt) and prompt[:n] == self.prompt_ids(turn.index) + turn.completion_ids:
+                return turn.index, n
         return None, 0
+
+    def _full_length(self, turn: Turn) -> int:
+        n = len(turn.completion_ids) + len(turn.prompt_ids)
+        while turn.extends is not None:
+            turn = self.turns[turn.extends]
+            n += len(turn.prompt_ids) + len(turn.completion_ids)
+        return n
 
     # -- reading --------------------------------------------------------------------------------
     @property

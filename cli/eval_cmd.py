@@ -118,7 +118,7 @@ def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings
 
     def build(tools: list[Any]) -> Any:
         return Agent(model, tools, instructions=instructions, planner=planner, max_steps=max_steps,
-                     settings=settings, extensions=extra, skills=skills, notes=notes)
+                     settings=settings, extensions=[*extra, *(e for e in (skills, notes) if e is not None)])
 
     return build
 

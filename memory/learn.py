@@ -129,10 +129,7 @@ def answer_batch(notebook: MistakeNotebook, tasks: Sequence[Task], reward_fn: Ta
     """Run every task once with the notebook attached; reward by `reward_fn(task, trajectory)`."""
     results: dict[str, tuple[float, Trajectory | None]] = {}
     for task in tasks:
-        runner = agent if isinstance(agent, Agent) else agent(task)
-        added = notebook not in runner.extensions
-        if added:
-            runner.extensions.append(notebook)
+        runner = (agent if isinstance(agent, Agent) else agent(task)).with_extensions(notebook)
         try:
             result: RunResult = runner.run(task.prompt, task_id=task.id)
             results[task.id] = (_reward(reward_fn(task, result.trajectory)), result.trajectory)
@@ -140,9 +137,6 @@ def answer_batch(notebook: MistakeNotebook, tasks: Sequence[Task], reward_fn: Ta
             log.warning("task %s failed to run: %s", task.id, error)
             report.skipped.append(f"task {task.id}: run error {type(error).__name__}: {error}")
             results[task.id] = (0.0, None)
-        finally:
-            if added:
-                runner.extensions.remove(notebook)
     return results
 
 
@@ -265,7 +259,8 @@ def write_note(analyst: Analyst, label: str, cases: Sequence[tuple[Task, Traject
                     source_trajectories=[t.id for _, t in cases if t is not None],
                     source_tasks=[task.id for task, _ in cases])
 
-    return analyst.ask(prompt, validate)
+    note: Note = analyst.ask(prompt, validate)
+    return note
 
 
 def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: TaskRewardFn,

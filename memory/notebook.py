@@ -1,7 +1,7 @@
 """The mistake notebook (METHODS.md §4): generalisable notes distilled from failures, shown to later runs.
 
     notebook = MistakeNotebook.open("~/.agentkit/notes")
-    agent = Agent("local:smollm2-135m", notes=notebook)      # relevant notes go into the system prompt
+    agent = Agent("local:smollm2-135m", extensions=[notebook])  # relevant notes go into the system prompt
     report = notebook.learn(tasks, reward_fn, agent)          # one batch step of Mistake Notebook Learning
 
 The JSON file `notes.json` is the source of truth, always written atomically (temp file, fsync,

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def candidate_text(trajectory: Trajectory) -> str:
     """What a candidate did, as text: the arguments of its tool calls and its final answer."""
-    parts = []
+    parts: list[str] = []
     for message in trajectory.messages:
         if message.role == "assistant":
             for call in message.tool_calls:
@@ -84,12 +84,6 @@ def best_of_n(agent: Agent, task: str | Task, n: int, notebook: MistakeNotebook,
     prompt = task.prompt if isinstance(task, Task) else task
     if isinstance(task, Task):
         run_options.setdefault("task_id", task.id)
-    added = notebook not in agent.extensions
-    if added:
-        agent.extensions.append(notebook)
-    try:
-        results = [agent.run(prompt, **run_options) for _ in range(n)]
-    finally:
-        if added:
-            agent.extensions.remove(notebook)
+    with_notes = agent.with_extensions(notebook)
+    results = [with_notes.run(prompt, **run_options) for _ in range(n)]
     return results[choose(results, notebook)]

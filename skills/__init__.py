@@ -3,7 +3,7 @@
     from agentkit import Agent
     from agentkit.skills import SkillLibrary
 
-    agent = Agent(model, tools, skills=SkillLibrary.open("my-skills/"))
+    agent = Agent(model, tools, extensions=[SkillLibrary.open("my-skills/")])
 
 Skills are folders with a SKILL.md (YAML front matter: name, description, when_to_use; body: the
 procedure), so people can write, read and version them; `agentkit skills import/export` moves them.

@@ -2,7 +2,7 @@
 
     lib = SkillLibrary.open("~/.agentkit/skills")              # embedded chromadb under the folder
     lib = SkillLibrary.open("lib/", index="http://127.0.0.1:8000")  # the same, index on a chromadb server
-    agent = Agent(model, tools, skills=lib)                     # query, retrieve, rerank, use, distill
+    agent = Agent(model, tools, extensions=[lib])               # query, retrieve, rerank, use, distill
 
 The folders are the source of truth (people can read, write and version them); the index is derived
 and rebuilt when it disagrees with them. Every write happens under a file lock, so several processes
@@ -94,7 +94,7 @@ class SkillLibrary:
 
     # -- Extension protocol -------------------------------------------------------------------------
     def before_run(self, run: RunContext) -> None:
-        """Query, retrieve, rerank, and put the chosen skill into context (recorded in extras["skills"])."""
+        """Query, retrieve, rerank, and put the chosen skill into context (recorded as the `SKILLS` record)."""
         self.cycle.before_run(run)
 
     def after_run(self, run: RunContext) -> None:
@@ -444,7 +444,8 @@ class SkillLibrary:
 
     def _decide(self, status: str, skill: Skill, trajectory_id: str | None, reason: str | None,
                 similarity: float | None = None) -> Admission:
-        entry = {"status": status, "skill_id": skill.id if status != "refused" else None, "name": skill.name,
+        entry: dict[str, Any] = {"status": status, "skill_id": skill.id if status != "refused" else None,
+                                 "name": skill.name,
                  "source": skill.source, "trajectory": trajectory_id or skill.source_trajectory, "reason": reason}
         if similarity is not None:
             entry["similarity"] = round(similarity, 4)

@@ -68,8 +68,8 @@ class LibraryFolder:
             self.root.mkdir(parents=True, exist_ok=True)
             with self.lock():
                 if not path.exists():
-                    manifest = {"schema_version": LIBRARY_SCHEMA_VERSION, "uid": uuid.uuid4().hex[:12],
-                                "created_at": time.time(), **defaults}
+                    manifest: dict[str, Any] = {"schema_version": LIBRARY_SCHEMA_VERSION,
+                                                "uid": uuid.uuid4().hex[:12], "created_at": time.time(), **defaults}
                     self.skills.mkdir(exist_ok=True)
                     atomic_write(path, json.dumps(manifest, indent=1, sort_keys=True))
         try:
@@ -92,9 +92,10 @@ class LibraryFolder:
         return manifest
 
     def update_manifest(self, **changes: Any) -> dict[str, Any]:
+        """Update fields of the library manifest atomically under the lock; returns the new manifest."""
         with self.lock():
             path = self.root / LIBRARY_FILE
-            manifest = json.loads(path.read_text(encoding="utf-8"))
+            manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
             manifest.update(changes)
             atomic_write(path, json.dumps(manifest, indent=1, sort_keys=True))
             return manifest
@@ -119,6 +120,7 @@ class LibraryFolder:
 
     # -- state --------------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
+        """The counters in state.json ({} when missing or unreadable)."""
         try:
             data = json.loads(self.state_file.read_text(encoding="utf-8"))
             return data if isinstance(data, dict) else {}
@@ -128,9 +130,9 @@ class LibraryFolder:
     def bump(self, key: str, by: int = 1) -> int:
         """Increase a counter in state.json (call with the lock held)."""
         state = self.state()
-        state[key] = int(state.get(key, 0)) + by
+        value = state[key] = int(state.get(key, 0)) + by
         atomic_write(self.state_file, json.dumps(state, sort_keys=True), durable=False)  # counters: no fsync
-        return state[key]
+        return value
 
     def log_admission(self, entry: dict[str, Any]) -> None:
         """Append one admission decision (call with the lock held)."""
@@ -139,6 +141,7 @@ class LibraryFolder:
             f.write(line)
 
     def admission_log(self) -> list[dict[str, Any]]:
+        """Every admission decision logged so far, oldest first (unreadable lines skipped)."""
         if not self.admissions.exists():
             return []
         out = []

@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agentkit import Agent
-from agentkit.environments.base import Task, succeeded
+from agentkit.environments.base import OracleEnvironment, Task, succeeded
 from agentkit.environments.tooluse import ToolUseEnvironment
-from agentkit.evaluation import EvalConfig, EvalRun, evaluate, oracle_model
+from agentkit.evaluation import EvalConfig, EvalRun, evaluate, oracle_model, oracle_script_for
 from agentkit.messages import Message
 from agentkit.reports import write_report
 from agentkit.testing import ScriptedModel, call
@@ -84,6 +84,18 @@ def test_succeeded_rules() -> None:
     assert not succeeded(Trajectory(reward=1.0, rewards={"success": 0.0, "reward": 1.0}))
     assert succeeded(Trajectory(reward=1.0)) and not succeeded(Trajectory(reward=0.5))
     assert not succeeded(Trajectory())
+
+
+def test_each_environment_ships_its_oracle_policy_beside_it() -> None:
+    from agentkit.environments.sql import SQLEnvironment
+    from agentkit.environments.textgame import TextGameEnvironment
+
+    for cls in (ToolUseEnvironment, SQLEnvironment, TextGameEnvironment):
+        assert issubclass(cls, OracleEnvironment), cls
+    env = ToolUseEnvironment.sample()
+    assert oracle_script_for(env) == env.oracle_script
+    with pytest.raises(ValueError, match="has no oracle policy"):
+        oracle_script_for(object())
 
 
 def test_oracle_refuses_unknown_conversations() -> None:

@@ -130,7 +130,7 @@ def test_extension_puts_relevant_notes_in_the_system_prompt_and_records_them(tmp
     genre = make_note()
     book.add([genre, make_note(COUNTRY_SUBJECT)])
     model = ScriptedModel(["42", "Paris"])
-    agent = Agent(model, notes=book)
+    agent = Agent(model, extensions=[book])
     result = agent.run("How many tracks are in each genre?")
     system = model.requests[0][0].content
     assert NOTES_TITLE in system and NOTES_INSTRUCTION in system and "GROUP BY genre" in system

@@ -29,8 +29,9 @@ from agentkit.records import (
 )
 from agentkit.testing import ScriptedModel
 from agentkit.training.advantages import skill1_rewards
+from agentkit.training.algorithms import privileged_context
 from agentkit.training.config import TrainConfig
-from agentkit.training.credit import privileged_context, track_rewards
+from agentkit.training.credit import track_rewards
 from agentkit.trajectory import SCHEMA_VERSION, Trajectory, append_jsonl, read_jsonl
 
 OLD_LOG = Path(__file__).parent / "data" / "trajectories-0.1.0.jsonl"

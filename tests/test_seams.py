@@ -15,6 +15,7 @@ import pytest
 
 from agentkit import Agent
 from agentkit.agent import RunResult
+from agentkit.events import ContextAdded
 from agentkit.extensions import Chooser, Extension, ReactPlanner, RunContext
 from agentkit.files import atomic_write
 from agentkit.models.protocol import ModelResponse, TextDelta, TransientModelError
@@ -72,6 +73,32 @@ def test_a_chooser_is_an_extension_with_choose() -> None:
     answers = iter(["one", "two", "three"])
     agent = Agent(FunctionModel(lambda m, t: next(answers)), samples=3, extensions=[PickLast()])
     assert agent.run("q").answer == "three"
+
+
+class Note:
+    """An extension that adds one context section (to see which extensions a run had)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def before_run(self, run: RunContext) -> None:
+        run.add_context(self.name, self.name, f"from {self.name}")
+
+    def after_run(self, run: RunContext) -> None: ...
+
+
+def test_extensions_attach_one_way_and_a_copy_adds_more() -> None:
+    first, second = Note("first"), Note("second")
+    agent = Agent(ScriptedModel(["a", "b", "c"]), extensions=[first])
+    with pytest.raises(TypeError):
+        Agent(ScriptedModel(["a"]), skills=first)  # type: ignore[call-arg]  # no second way
+    more = agent.with_extensions(second, first)  # one it already has is not attached twice
+    assert agent.extensions == (first,) and more.extensions == (first, second)
+    assert more.model is agent.model and more.tools is agent.tools
+    assert [e.source for e in more.stream("q") if isinstance(e, ContextAdded)] == ["first", "second"]
+    assert [e.source for e in agent.stream("q") if isinstance(e, ContextAdded)] == ["first"]
+    with pytest.raises(AttributeError):
+        agent.extensions.append(second)  # type: ignore[attr-defined]  # a tuple: attach through the constructor
 
 
 def test_chat_commands_are_built_per_session() -> None:

@@ -115,7 +115,7 @@ def test_skill_distilled_from_task_1_is_retrieved_and_used_on_task_2(tmp_path, m
         TASK1: [call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"],
         TASK2: [call("sql_query", sql=SQL2), "AC/DC: 2, Miles Davis: 1"],
     })
-    agent = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], skills=library, log=tmp_path / "runs.jsonl")
+    agent = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], extensions=[library], log=tmp_path / "runs.jsonl")
 
     first = agent.run(TASK1, reward_fn=reward_contains("Rock: 2")).trajectory
     rec1 = first.extras["skills"]
@@ -161,7 +161,7 @@ def test_stages_switched_to_cheap_rules(tmp_path, music_db):
     library.import_dir(DATA)
     task = "Count the tracks in each genre of the music database"
     policy = Policy({task: [call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"]})
-    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], skills=library).run(
+    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], extensions=[library]).run(
         task, reward_fn=reward_contains("Rock: 2")).trajectory
     record = trajectory.extras["skills"]
     assert [t.phase for t in trajectory.turns] == ["act", "act"]  # no query, rerank or distill turns
@@ -176,7 +176,7 @@ def test_failed_run_lowers_utility_and_admits_nothing(tmp_path, music_db):
     library = SkillLibrary.open(tmp_path / "lib", rerank="utility")
     library.import_dir(DATA / "sql-count-rows-per-group")
     policy = Policy({TASK1: ["I don't know"]})
-    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], skills=library).run(
+    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], extensions=[library]).run(
         TASK1, reward_fn=reward_contains("Rock: 2")).trajectory
     record = trajectory.extras["skills"]
     assert trajectory.reward == 0.0 and record["used"] is not None
@@ -194,7 +194,7 @@ def test_failed_run_lowers_utility_and_admits_nothing(tmp_path, music_db):
 def test_bad_distillations_store_nothing(tmp_path, music_db, bad, reason):
     library = SkillLibrary.open(tmp_path / "lib")
     policy = Policy({TASK1: [call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"]}, distill=bad)
-    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], skills=library).run(
+    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], extensions=[library]).run(
         TASK1, reward_fn=reward_contains("Rock: 2")).trajectory
     record = trajectory.extras["skills"]
     assert record["admitted"] is False and reason in record["refused_reason"]
@@ -208,7 +208,7 @@ def test_chat_without_reward_keeps_the_skill_pending_until_feedback(tmp_path, mu
     library = SkillLibrary.open(tmp_path / "lib")
     library.import_dir(DATA / "sql-count-rows-per-group")
     policy = Policy({TASK1: [call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"]})
-    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], skills=library).run(TASK1).trajectory
+    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], extensions=[library]).run(TASK1).trajectory
     record = trajectory.extras["skills"]
     assert trajectory.reward is None and record["admitted"] is False
     assert "outcome unknown" in record["refused_reason"]
@@ -224,7 +224,7 @@ def test_trajectory_with_skills_survives_jsonl(tmp_path, music_db):
     library = SkillLibrary.open(tmp_path / "lib", rerank="top")
     library.import_dir(DATA / "sql-count-rows-per-group")
     policy = Policy({TASK1: [call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"]})
-    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], skills=library).run(
+    trajectory = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], extensions=[library]).run(
         TASK1, reward_fn=reward_contains("Rock")).trajectory
     append_jsonl(tmp_path / "log.jsonl", trajectory)
     back = read_jsonl(tmp_path / "log.jsonl")[0]
@@ -241,7 +241,7 @@ def test_full_cycle_on_the_packaged_local_model(tmp_path):
 
     library = SkillLibrary.open(tmp_path / "lib", distill_max_tokens=200)
     library.import_dir(DATA)
-    agent = Agent("local:smollm2-135m", skills=library, max_steps=1,
+    agent = Agent("local:smollm2-135m", extensions=[library], max_steps=1,
                   settings=GenerationSettings(max_tokens=48, temperature=0.0))
     trajectory = agent.run("Convert 5 miles to kilometres.", reward_fn=lambda t: 1.0).trajectory
     record = trajectory.extras["skills"]

@@ -98,7 +98,7 @@ def test_slash_skills_command_in_a_chat(tmp_path):
         return "10 miles is 16.09 km."
 
     out = io.StringIO()
-    session = ChatSession(lambda m: Agent(m, skills=library), FunctionModel(policy), "function",
+    session = ChatSession(lambda m: Agent(m, extensions=[library]), FunctionModel(policy), "function",
                           Console(file=out, width=200), commands=chat_commands(library))
     session.ask("How far is 10 miles in km?")
     session.command("/skills")

@@ -189,18 +189,18 @@ def test_credit_tracks_per_algorithm() -> None:
     assert [(t.name, t.weight) for t in tracks] == [("schema", 0.25), ("answer", 1.0)]
     main, side, branch = seqs[:3]
     # main generated turns [0, 0, 2, 2, 3]; side [1]; branch [4]
-    assert main.values["mask:schema"] == [1, 1, 1, 1, 0]
-    assert side.values["mask:schema"] == [1] and branch.values["mask:schema"] == [0]
-    assert main.values["mask:answer"] == [1] * 5
+    assert main.tracks["schema"].mask == [1, 1, 1, 1, 0]
+    assert side.tracks["schema"].mask == [1] and branch.tracks["schema"].mask == [0]
+    assert main.tracks["answer"].mask == [1] * 5
     a = 0.5 / (math.sqrt(0.5) + 1e-6)  # two members: sample std of ±0.5 spread
-    assert main.values["adv:answer"][0] == pytest.approx(a, rel=1e-5)
-    assert seqs[3].values["adv:schema"][0] == pytest.approx(-a, rel=1e-5)
+    assert main.tracks["answer"].advantages[0] == pytest.approx(a, rel=1e-5)
+    assert seqs[3].tracks["schema"].advantages[0] == pytest.approx(-a, rel=1e-5)
     # both Dual-Track advantages are clipped to ±10 (here: Dr.GRPO scaling and a big reward gap)
     traj_a.rewards = {"schema": 40.0, "answer": 3.0}
     seqs = build_sequences(trajs)
     assign_credit(trajs, seqs, TrainConfig(algo="dual-track", scale_adv_by_std=False))
-    assert seqs[0].values["adv:schema"][0] == 10.0 and seqs[3].values["adv:schema"][0] == -10.0
-    assert seqs[0].values["adv:answer"][0] == pytest.approx(1.5)
+    assert seqs[0].tracks["schema"].advantages[0] == 10.0 and seqs[3].tracks["schema"].advantages[0] == -10.0
+    assert seqs[0].tracks["answer"].advantages[0] == pytest.approx(1.5)
     # Skill1: rerank / distill / utilization tokens carry their own advantages
     for t, ranking in ((traj_a, ["a", "b"]), (traj_b, ["b", "a"])):
         t.turns[1].phase = "rerank"
@@ -211,9 +211,9 @@ def test_credit_tracks_per_algorithm() -> None:
     tracks, _ = assign_credit(trajs, seqs, TrainConfig(algo="skill1"))
     assert [(t.name, t.weight) for t in tracks] == [("util", 1.0), ("rerank", 0.3), ("distill", 0.3)]
     main, side, branch = seqs[:3]
-    assert main.values["mask:util"] == [1] * 5 and main.values["mask:rerank"] == [0] * 5
-    assert side.values["mask:rerank"] == [1] and side.values["mask:util"] == [0]
-    assert branch.values["mask:distill"] == [1] and branch.values["mask:util"] == [0]
+    assert main.tracks["util"].mask == [1] * 5 and main.tracks["rerank"].mask == [0] * 5
+    assert side.tracks["rerank"].mask == [1] and side.tracks["util"].mask == [0]
+    assert branch.tracks["distill"].mask == [1] and branch.tracks["util"].mask == [0]
     # traj_a ranked ideally (NDCG 1) vs traj_b (NDCG 1/log2(3)); distill r − Û: 0 vs −1
-    assert side.values["adv:rerank"][0] > 0 > seqs[4].values["adv:rerank"][0]
-    assert branch.values["adv:distill"][0] == pytest.approx(a, rel=1e-5)
+    assert side.tracks["rerank"].advantages[0] > 0 > seqs[4].tracks["rerank"].advantages[0]
+    assert branch.tracks["distill"].advantages[0] == pytest.approx(a, rel=1e-5)

@@ -96,3 +96,19 @@ def test_token_ids_are_stored_as_deltas_and_rebuilt() -> None:
     assert back.prompt_ids(2) == [1, 2, 3, 4, 5, 6, 7]
     assert back.prompt_ids(1) == [9, 9]
     assert side.input == [Message.user("q")] and c.input is None and c.n_input == 0
+    # the earlier turns are found from the turns themselves: a trajectory read back encodes its next turn alike
+    d = back.add_turn(Message.assistant("e"), phase="act", tokens=rec([1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14], [15]))
+    assert (d.extends, d.prompt_ids) == (3, [14]) and back.prompt_ids(d.index)[-3:] == [12, 13, 14]
+
+
+def test_a_prompt_continues_only_one_of_the_latest_eight_token_turns() -> None:
+    rec = lambda p, c: TokenRecord(prompt_ids=p, completion_ids=c, logprobs=[-0.5] * len(c))  # noqa: E731
+    t = Trajectory()
+    t.add_turn(Message.assistant("a"), phase="act", tokens=rec([1], [2]))
+    for k in range(7):  # seven later turns with other tokens (and one without any, which does not count)
+        t.add_turn(Message.assistant("x"), phase="act", tokens=rec([50 + k], [0]))
+        if k == 3:
+            t.add_turn(Message.assistant("y"), phase="act")
+    assert t.add_turn(Message.assistant("b"), phase="act", tokens=rec([1, 2, 3], [4])).extends == 0
+    late = t.add_turn(Message.assistant("c"), phase="act", tokens=rec([1, 2, 5], [4]))  # turn 0 is now 9th
+    assert late.extends is None and late.prompt_ids == [1, 2, 5]

@@ -20,6 +20,12 @@ from typing import Any
 import torch
 
 from agentkit.ranking import ndcg
+from agentkit.trajectory import Trajectory
+
+
+def group_id(trajectory: Trajectory) -> Hashable:
+    """The GRPO group of a trajectory: its task id (or, without one, its task text)."""
+    return trajectory.task_id if trajectory.task_id is not None else trajectory.task
 
 
 def group_advantages(
@@ -62,7 +68,7 @@ def zero_variance_groups(rewards: Sequence[float], groups: Sequence[Hashable], t
 
 
 def skill1_rewards(reward: float, skills: Mapping[str, Any] | None) -> dict[str, float]:
-    """The three Skill1 rewards of one trajectory from `extras["skills"]`.
+    """The three Skill1 rewards of one trajectory from its `SKILLS` record (as a dict).
 
     Shape: {"retrieved": [{"id", "utility"}], "ranking": [ids], "used": id|None, "u_hat": float,
     "distilled": {...}|None, "admitted": bool}. rerank is NaN when nothing was ranked; distill is

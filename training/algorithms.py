@@ -7,6 +7,9 @@ is the per-token loss those advantages feed. Each is one function, declared with
 or `@policy_loss` together with the `TrainConfig` fields it reads; the decorators only annotate, and
 the registries `ADVANTAGE_ESTIMATORS` and `POLICY_LOSSES` below list the functions in one place.
 
+An algorithm that needs one more no-grad pass of the policy (SDAR's teacher, which sees a privileged
+text before the sequence) declares it with its estimator: `@advantage_estimator(..., teacher=TeacherPass(...))`.
+
 Adding an algorithm: write its estimator here (and a loss in `losses.py` if it needs a new one),
 list it in `ADVANTAGE_ESTIMATORS`, and add its name to `TrainConfig.algo`.
 """
@@ -19,11 +22,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
+import torch
+
 from agentkit.records import SKILLS
-from agentkit.training.advantages import skill1_rewards
+from agentkit.training.advantages import group_id, skill1_rewards
 from agentkit.training.config import TrainConfig
 from agentkit.training.losses import ppo_clip_loss, sdar_loss
-from agentkit.training.registry import advantage_estimator, declared_name
+from agentkit.training.registry import TeacherPass, advantage_estimator, declared_name, declared_teacher
 from agentkit.trajectory import Trajectory
 
 MaskFn = Callable[[int, Sequence[int], Sequence[str]], list[float]]
@@ -65,9 +70,62 @@ def grpo(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str, T
     return {"main": TrackCredit(1.0, [_reward(t) for t in trajectories], _every_token)}
 
 
-@advantage_estimator("sdar", fields=("scale_adv_by_std", "adv_eps"))
+def privileged_context(trajectories: Sequence[Trajectory], index: int) -> str | None:
+    """SDAR's privileged text for trajectory `index`: the skill it used (`SKILLS` record's `used_text`),
+    else the answer of another member of its group that reached the group's best reward (when the
+    group is not all equal), else None (no teacher signal for it)."""
+    traj = trajectories[index]
+    skills = traj.records.get(SKILLS)
+    if skills is not None and skills.used_text:
+        return str(skills.used_text)
+    g = group_id(traj)
+    members = [(i, t) for i, t in enumerate(trajectories) if group_id(t) == g and t.reward is not None]
+    if len(members) < 2:
+        return None
+    best = max(t.reward for _, t in members)  # type: ignore[type-var]
+    worst = min(t.reward for _, t in members)  # type: ignore[type-var]
+    if best == worst:
+        return None
+    for i, t in members:
+        if i != index and t.reward == best:
+            text = t.answer or (t.turns[-1].completion_text if t.turns else "")
+            if text:
+                return f"A successful answer to this task:\n{text}"
+    return None
+
+
+def _sdar_context(trajectories: Sequence[Trajectory], index: int, config: TrainConfig) -> str | None:
+    text = privileged_context(trajectories, index)
+    return None if text is None else config.sdar_prefix.format(skill=text)
+
+
+def _sdar_term(logp: torch.Tensor, teacher_logp: torch.Tensor, mask: torch.Tensor, denom: float,
+               config: TrainConfig) -> tuple[torch.Tensor, dict[str, float]]:
+    l_sdar, gate = sdar_loss(logp, teacher_logp, mask, beta=config.sdar_beta, denom=denom)
+    sums = {"sdar_loss": float(l_sdar.detach()), "gate_sum": float((gate * mask).sum()),
+            "gate_pos": float(((gate > 0.5).float() * mask).sum()),
+            "delta_sum": float(((teacher_logp - logp.detach()) * mask).sum())}
+    return config.sdar_coef * l_sdar, sums
+
+
+def _sdar_summary(sums: Mapping[str, float], n_tokens: float) -> dict[str, Any]:
+    n = max(1.0, n_tokens)
+    out: dict[str, Any] = {"sdar_loss": sums["sdar_loss"]} if "sdar_loss" in sums else {}
+    out.update(gate_mean=sums["gate_sum"] / n, gate_pos_frac=sums["gate_pos"] / n, delta_mean=sums["delta_sum"] / n,
+               sdar_tokens=int(n_tokens))
+    return out
+
+
+SDAR_TEACHER = TeacherPass(context=_sdar_context, loss=_sdar_term, summary=_sdar_summary,
+                           metric_keys=("sdar_loss", "gate_sum", "gate_pos", "delta_sum"))
+"""SDAR's teacher: the policy with `sdar_prefix` (the skill used, or a best answer of the group) before the
+sequence; the gated distillation loss `sdar_loss` (weight `sdar_coef`) on every token that has one."""
+
+
+@advantage_estimator("sdar", fields=("scale_adv_by_std", "adv_eps", "sdar_beta", "sdar_coef", "sdar_prefix"),
+                     teacher=SDAR_TEACHER)
 def sdar(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str, TrackCredit]:
-    """SDAR: GRPO's track; its distillation term is the `sdar` loss (the trainer adds the teacher pass)."""
+    """SDAR: GRPO's track, plus its teacher pass and distillation term (`SDAR_TEACHER`)."""
     return grpo(trajectories, config)
 
 
@@ -149,3 +207,8 @@ def estimator_for(config: TrainConfig) -> AdvantageEstimator:
         return ADVANTAGE_ESTIMATORS[config.algo]
     except KeyError:
         raise ValueError(f"unknown algorithm {config.algo!r}; known: {', '.join(ADVANTAGE_ESTIMATORS)}") from None
+
+
+def teacher_for(config: TrainConfig) -> TeacherPass | None:
+    """The teacher pass `config.algo` declares (None for an algorithm without one)."""
+    return declared_teacher(estimator_for(config))

@@ -99,6 +99,7 @@ def trainable_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def rng_state() -> dict[str, Any]:
+    """The Python and torch (and CUDA, when present) random generator states."""
     state: dict[str, Any] = {"python": random.getstate(), "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
@@ -106,6 +107,7 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore the generator states `rng_state` returned."""
     random.setstate(state["python"])
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
@@ -258,4 +260,5 @@ def load_checkpoint(
         log.warning("%s was written by %d process(es), this run has %d: random streams are re-seeded, so the "
                     "run continues but not bit-exactly", path, len(saved_rng.get("per_process") or [0]),
                     distributed.world_size())
-    return json.loads((path / "state.json").read_text())
+    state: dict[str, Any] = json.loads((path / "state.json").read_text())
+    return state

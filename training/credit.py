@@ -18,25 +18,19 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from agentkit.records import SKILLS
-from agentkit.training.advantages import clipped, group_advantages, zero_variance_groups
+from agentkit.training.advantages import clipped, group_advantages, group_id, zero_variance_groups
 from agentkit.training.algorithms import estimator_for
 from agentkit.training.config import TrainConfig
-from agentkit.training.sequences import TokenSequence
+from agentkit.training.sequences import TokenSequence, TrackValues
 from agentkit.trajectory import Trajectory
 
 
 @dataclass(frozen=True)
 class Track:
-    """One PPO-clip term: values["adv:NAME"] and values["mask:NAME"] on the sequences, weight w."""
+    """One PPO-clip term: `tracks[name]` (advantages and mask) on the sequences and batches, weight w."""
 
     name: str
     weight: float
-
-
-def group_id(trajectory: Trajectory) -> Hashable:
-    """The GRPO group of a trajectory: its task id (or, without one, its task text)."""
-    return trajectory.task_id if trajectory.task_id is not None else trajectory.task
 
 
 def track_rewards(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str, list[float]]:
@@ -55,7 +49,8 @@ def informative_groups(trajectories: Sequence[Trajectory], config: TrainConfig) 
 def assign_credit(
     trajectories: Sequence[Trajectory], sequences: Sequence[TokenSequence], config: TrainConfig
 ) -> tuple[list[Track], dict[str, float]]:
-    """Attach adv:/mask: values for each track to every sequence; return the tracks and reward stats.
+    """Attach each track's advantages and mask to every sequence (`TokenSequence.tracks`); return the
+    tracks and reward stats.
 
     The tracks come from the algorithm's advantage estimator (`agentkit.training.algorithms`); this
     function only normalises each track's rewards within groups and spreads them over the tokens.
@@ -73,8 +68,8 @@ def assign_credit(
         phases = [traj.turns[i].phase for i in turns]
         n = len(turns)
         for name, track in credit.items():
-            seq.values[f"mask:{name}"] = track.mask(seq.trajectory, turns, phases)
-            seq.values[f"adv:{name}"] = [float(adv[name][seq.trajectory])] * n
+            seq.tracks[name] = TrackValues(advantages=[float(adv[name][seq.trajectory])] * n,
+                                           mask=track.mask(seq.trajectory, turns, phases))
     main = rewards.get("main") or rewards.get("util") or rewards.get("answer") or []
     valid = [r for r in main if not math.isnan(r)]
     stats = {
@@ -87,28 +82,3 @@ def assign_credit(
             v = [x for x in r if not math.isnan(x)]
             stats[f"reward_{name}"] = sum(v) / max(1, len(v))
     return [Track(name, track.weight) for name, track in credit.items()], stats
-
-
-def privileged_context(trajectories: Sequence[Trajectory], index: int) -> str | None:
-    """SDAR's privileged text for trajectory `index`: the skill it used (`SKILLS` record's `used_text`),
-    else the answer of another member of its group that reached the group's best reward (when the
-    group is not all equal), else None (no teacher signal for it)."""
-    traj = trajectories[index]
-    skills = traj.records.get(SKILLS)
-    if skills is not None and skills.used_text:
-        return str(skills.used_text)
-    g = group_id(traj)
-    members = [(i, t) for i, t in enumerate(trajectories) if group_id(t) == g and t.reward is not None]
-    if len(members) < 2:
-        return None
-    best = max(t.reward for _, t in members)  # type: ignore[type-var]
-    worst = min(t.reward for _, t in members)  # type: ignore[type-var]
-    if best == worst:
-        return None
-    for i, t in members:
-        if i != index and t.reward == best:
-            text = t.answer or (t.turns[-1].completion_text if t.turns else "")
-            if text:
-                return f"A successful answer to this task:\n{text}"
-    return None
-

@@ -66,7 +66,8 @@ def plot_report(run: str | Path, png: str | Path | None = None, *, smooth: int =
 
 
 def _series(records: list[dict[str, Any]], key: str) -> tuple[list[float], list[float]]:
-    xs, ys = [], []
+    xs: list[float] = []
+    ys: list[float] = []
     for r in records:
         v = r.get(key)
         if isinstance(v, int | float) and not isinstance(v, bool):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import torch
 
@@ -28,13 +29,26 @@ class MissingTokensError(ValueError):
     """A trajectory has turns without token ids (an API backend that does not return them)."""
 
 
+V = TypeVar("V", list[float], torch.Tensor)
+
+
+@dataclass
+class TrackValues(Generic[V]):
+    """One credit track's per-generated-token advantage and mask (lists on a `TokenSequence`, flat
+    tensors on a `PackedBatch`), in generated-token order."""
+
+    advantages: V
+    mask: V
+
+
 @dataclass
 class TokenSequence:
     """One training sequence: token ids, the loss mask, and per-token generation data.
 
     `old_logprobs`, `temperatures` and `turn_ids` are aligned with `input_ids`; at positions where
-    `loss_mask` is 0 they hold 0.0, 1.0 and -1. `values` holds per-generated-token arrays (advantages,
-    masks) that the trainer attaches, in generated-token order (length = sum of `loss_mask`).
+    `loss_mask` is 0 they hold 0.0, 1.0 and -1. The per-generated-token arrays the trainer attaches
+    (length = sum of `loss_mask`): `tracks` (each credit track's advantage and mask, by track name) and
+    `teacher_mask` (the tokens an algorithm's teacher pass scores, e.g. SDAR; None without one).
     """
 
     trajectory: int
@@ -44,7 +58,8 @@ class TokenSequence:
     old_logprobs: list[float]
     temperatures: list[float]
     turn_ids: list[int]
-    values: dict[str, list[float]] = field(default_factory=dict)
+    tracks: dict[str, TrackValues[list[float]]] = field(default_factory=dict)
+    teacher_mask: list[float] | None = None
 
     @property
     def generated_turns(self) -> list[int]:
@@ -122,8 +137,9 @@ def phase_labels(trajectory: Trajectory, seq: TokenSequence) -> list[str | None]
 class PackedBatch:
     """Sequences padded into [B, T] tensors plus the N generated positions, flattened.
 
-    The logits at (rows[k], cols[k]) predict `targets[k]`, the k-th generated token; `values[name]`
-    is the flat [N] tensor of each attached per-token array.
+    The logits at (rows[k], cols[k]) predict `targets[k]`, the k-th generated token; `tracks[name]`
+    holds each credit track's flat [N] advantage and mask, `teacher_mask` the flat [N] teacher-pass mask
+    (None when no sequence has one). A sequence without a track or teacher mask contributes zeros.
     """
 
     input_ids: torch.Tensor
@@ -134,7 +150,8 @@ class PackedBatch:
     old_logprobs: torch.Tensor
     temperatures: torch.Tensor
     seq_of_token: torch.Tensor
-    values: dict[str, torch.Tensor]
+    tracks: dict[str, TrackValues[torch.Tensor]] = field(default_factory=dict)
+    teacher_mask: torch.Tensor | None = None
     prompt_lens: torch.Tensor | None = None
     """Per row: the position of its first generated token (the length of its first prompt)."""
 
@@ -148,7 +165,8 @@ class PackedBatch:
         return PackedBatch(
             **{k: getattr(self, k).to(device) for k in ("input_ids", "attention_mask", "rows", "cols", "targets",
                                                        "old_logprobs", "temperatures", "seq_of_token")},
-            values={k: v.to(device) for k, v in self.values.items()},
+            tracks={k: TrackValues(v.advantages.to(device), v.mask.to(device)) for k, v in self.tracks.items()},
+            teacher_mask=None if self.teacher_mask is None else self.teacher_mask.to(device),
             prompt_lens=self.prompt_lens,
         )
 
@@ -184,18 +202,19 @@ def collate(
                 old.append(seq.old_logprobs[t])
                 temps.append(seq.temperatures[t])
     seq_of_token = torch.tensor(rows, dtype=torch.long)
-    names = set().union(*(s.values.keys() for s in sequences))
-    values: dict[str, torch.Tensor] = {}
-    for name in sorted(names):
-        flat: list[float] = []
-        for s in sequences:
-            arr = s.values.get(name)
-            if arr is None:
-                arr = [0.0] * s.n_generated
-            if len(arr) != s.n_generated:
-                raise ValueError(f"value {name!r} has {len(arr)} entries for {s.n_generated} generated tokens")
-            flat.extend(arr)
-        values[name] = torch.tensor(flat, dtype=torch.float32)
+    names = sorted(set().union(*(s.tracks.keys() for s in sequences)))
+    tracks = {
+        name: TrackValues(
+            _flat(sequences, f"track {name!r} advantages", [s.tracks[name].advantages if name in s.tracks else None
+                                                            for s in sequences]),
+            _flat(sequences, f"track {name!r} mask", [s.tracks[name].mask if name in s.tracks else None
+                                                      for s in sequences]),
+        )
+        for name in names
+    }
+    teacher = None
+    if any(s.teacher_mask is not None for s in sequences):
+        teacher = _flat(sequences, "teacher mask", [s.teacher_mask for s in sequences])
     return PackedBatch(
         input_ids=input_ids,
         attention_mask=attention,
@@ -205,7 +224,20 @@ def collate(
         old_logprobs=torch.tensor(old, dtype=torch.float32),
         temperatures=torch.tensor(temps, dtype=torch.float32),
         seq_of_token=seq_of_token,
-        values=values,
+        tracks=tracks,
+        teacher_mask=teacher,
         prompt_lens=torch.tensor([len(p) + s.loss_mask.index(1) for p, s in zip(prefixes, sequences, strict=True)],
                                  dtype=torch.long),
     )
+
+
+def _flat(sequences: Sequence[TokenSequence], what: str, arrays: Sequence[list[float] | None]) -> torch.Tensor:
+    """One per-generated-token array of every sequence, concatenated (zeros where a sequence has none)."""
+    flat: list[float] = []
+    for s, arr in zip(sequences, arrays, strict=True):
+        if arr is None:
+            arr = [0.0] * s.n_generated
+        if len(arr) != s.n_generated:
+            raise ValueError(f"{what} has {len(arr)} entries for {s.n_generated} generated tokens")
+        flat.extend(arr)
+    return torch.tensor(flat, dtype=torch.float32)

@@ -30,13 +30,16 @@ from agentkit.environments.base import Environment, Task
 from agentkit.extras import require
 from agentkit.training import checkpoint as ckpt
 from agentkit.training import distributed as dist
+from agentkit.training.advantages import group_id
+from agentkit.training.algorithms import teacher_for
 from agentkit.training.allocator import keep_freed_memory
 from agentkit.training.config import TrainConfig
-from agentkit.training.correction import mismatch_metrics, rollout_correction
-from agentkit.training.credit import assign_credit, group_id, informative_groups, privileged_context
+from agentkit.training.correction import rollout_correction
+from agentkit.training.credit import assign_credit, informative_groups
 from agentkit.training.logprobs import TokenLogProbs, decoder_layers
-from agentkit.training.losses import kl_k3, ppo_clip_loss, sdar_loss, token_mean
 from agentkit.training.metrics import MetricsLog
+from agentkit.training.objective import Denominators, StepInputs, StepSums, micro_batch_loss, step_record, sync_sums
+from agentkit.training.registry import TeacherPass
 from agentkit.training.rollout import RolloutEngine
 from agentkit.training.sequences import MissingTokensError, PackedBatch, TokenSequence, build_sequences, collate
 from agentkit.training.steps import permutation, progress
@@ -99,7 +102,7 @@ class Trainer:
         self.fsdp = cfg.fsdp and dist.active()
         if self.fsdp:
             dist.shard(self.scorer, decoder_layers(self.policy))
-            if frozen_ref is not None:
+            if frozen_ref is not None and self._ref_scorer is not None:
                 dist.shard(self._ref_scorer, decoder_layers(frozen_ref))
             self._warm_up_shards()
         self.params = [p for p in self.policy.parameters() if p.requires_grad]
@@ -158,9 +161,8 @@ class Trainer:
         if not seqs:
             raise ValueError("no trainable tokens in this batch (every completion is empty or cut off)")
         tracks, reward_stats = assign_credit(trajectories, seqs, cfg)
-        prefixes: list[list[int]] | None = None
-        if cfg.algo == "sdar":
-            prefixes = self._sdar_prefixes(trajectories, seqs)
+        teacher = teacher_for(cfg)
+        prefixes = self._teacher_prefixes(teacher, trajectories, seqs) if teacher is not None else None
         # Same prompts next to each other (they share a forward pass), then by length (less padding).
         order = sorted(range(len(seqs)), key=lambda i: (_first_prompt(seqs[i]), len(seqs[i])))
         order = order[dist.rank() :: dist.world_size()]
@@ -169,11 +171,8 @@ class Trainer:
         if self.fsdp:  # sharded, every process runs as many passes: pad with passes that contribute nothing
             micro += [micro[-1] if micro else [0]] * (dist.max_int(n_real, self.device) - n_real)
         batches = [collate([seqs[i] for i in m], pad_id=self.pad_id).to(self.device) for m in micro]
-        denom = {tr.name: sum(float(b.values[f"mask:{tr.name}"].sum()) for b in batches[:n_real]) for tr in tracks}
-        denom["all"] = float(sum(b.n_tokens for b in batches[:n_real]))
-        if prefixes is not None:
-            denom["sdar"] = sum(float(seqs[i].n_generated) for i in order if prefixes[i])
-        denom = dict(zip(denom, dist.sum_floats(list(denom.values()), self.device), strict=True))
+        teacher_tokens = None if prefixes is None else sum(float(seqs[i].n_generated) for i in order if prefixes[i])
+        denom = Denominators.of(batches[:n_real], tracks, teacher_tokens, self.device)
         ref_lp = self._no_grad_logprobs(batches, reference=True) if cfg.kl_coef > 0 else None
         teacher_lp = None
         if prefixes is not None:
@@ -184,12 +183,13 @@ class Trainer:
         if cfg.old_logprobs == "recompute" or cfg.rollout_correction != "none":
             old_lp = self._no_grad_logprobs(batches)
         weights, correction = self._correction_weights(batches[:n_real], old_lp)
+        inputs = StepInputs(tracks=tracks, denom=denom, old_lp=old_lp, ref_lp=ref_lp, teacher=teacher,
+                            teacher_lp=teacher_lp, weights=weights)
 
         record: dict[str, Any] = {}
         mismatch: dict[str, Any] = {}
         for update in range(cfg.updates_per_batch):
-            record = self._update(batches[:n_real], batches[n_real:], tracks, denom, old_lp, ref_lp, teacher_lp,
-                                  weights=weights)
+            record = self._update(batches[:n_real], batches[n_real:], inputs)
             if update == 0:  # before any update on this batch the trainer's log-probs are π_train itself
                 mismatch = record
         record.update({k: v for k, v in mismatch.items() if k.startswith("mismatch_")}, **correction)
@@ -247,78 +247,47 @@ class Trainer:
                 fractions[key] += value / len(batches)
         return weights, fractions
 
-    def _update(self, batches: list[PackedBatch], padding: list[PackedBatch], tracks: list[Any],
-                denom: dict[str, float], old_lp: list[torch.Tensor] | None, ref_lp: list[torch.Tensor] | None,
-                teacher_lp: list[torch.Tensor] | None, *, weights: list[torch.Tensor] | None = None
-                ) -> dict[str, Any]:
-        cfg = self.config
-        mismatch = {"k3": 0.0, "n": 0.0, "ratio_max": 0.0}
+    def _update(self, batches: list[PackedBatch], padding: list[PackedBatch], inputs: StepInputs) -> dict[str, Any]:
+        """One optimiser step over the micro-batches (`padding`: FSDP passes that only keep step)."""
         self.policy.train()
         self.optimizer.zero_grad(set_to_none=True)
-        sums: dict[str, float] = {}
+        sums = StepSums()
+        finite = self._accumulate_gradients(batches, padding, inputs, sums)
+        if not self.fsdp:  # sharded, `_all_finite` already agreed on every pass
+            finite = dist.all_true(finite, self.device)
+        sync_sums(sums, inputs, self.device)
+        grad_norm = self._apply_gradients(finite, sums.sums.get("loss", math.nan))
+        record: dict[str, Any] = {"step": self.step, "skipped": int(not math.isfinite(grad_norm)),
+                                  "grad_norm": grad_norm, "lr": self.scheduler.get_last_lr()[0],
+                                  "n_tokens": int(inputs.denom.all)}
+        record.update(step_record(sums, inputs))
+        record.update(self.counters)
+        return record
 
-        def add(key: str, value: float) -> None:
-            sums[key] = sums.get(key, 0.0) + value
-
-        finite = True
+    def _accumulate_gradients(self, batches: list[PackedBatch], padding: list[PackedBatch], inputs: StepInputs,
+                              sums: StepSums) -> bool:
+        """Forward and backward every micro-batch; False (and stop) at the first non-finite loss."""
         for k, b in enumerate(batches + padding):
             with self._autocast():
-                logp, ent = self.scorer(b, chunk=cfg.logprob_chunk, with_entropy=True,
+                logp, ent = self.scorer(b, chunk=self.config.logprob_chunk, with_entropy=True,
                                         share_prompts=self._share_prompts)
             if k >= len(batches):  # a pass only to keep step with the other processes' gathers (FSDP)
                 loss = (logp.sum() + ent.sum()) * 0.0
             else:
-                old = old_lp[k] if old_lp is not None else logp.detach()
-                ones = torch.ones_like(logp)
-                loss = logp.new_zeros(())
-                step_mismatch = mismatch_metrics(logp, b.old_logprobs)  # vs the logged rollout log-probs
-                mismatch["k3"] += step_mismatch["mismatch_kl"] * b.n_tokens
-                mismatch["n"] += b.n_tokens
-                mismatch["ratio_max"] = max(mismatch["ratio_max"], step_mismatch["mismatch_ratio_max"])
-                for tr in tracks:
-                    adv = b.values[f"adv:{tr.name}"] * (weights[k] if weights is not None else 1.0)
-                    pg, n_clipped = ppo_clip_loss(logp, old, adv, b.values[f"mask:{tr.name}"],
-                                                  clip_low=cfg.clip_low, clip_high=cfg.clip_high, denom=denom[tr.name])
-                    loss = loss + tr.weight * pg
-                    add(f"pg_loss_{tr.name}", float(pg.detach()))
-                    add(f"clipped_{tr.name}", float(n_clipped))
-                entropy = token_mean(ent, ones, denom["all"])
-                add("entropy", float(entropy.detach()))
-                if cfg.entropy_coef:
-                    loss = loss - cfg.entropy_coef * entropy
-                if ref_lp is not None:
-                    kl = token_mean(kl_k3(logp, ref_lp[k]), ones, denom["all"])
-                    loss = loss + cfg.kl_coef * kl
-                    add("kl", float(kl.detach()))
-                if teacher_lp is not None:
-                    mask = b.values["mask:sdar"]
-                    l_sdar, gate = sdar_loss(logp, teacher_lp[k], mask, beta=cfg.sdar_beta, denom=denom["sdar"])
-                    loss = loss + cfg.sdar_coef * l_sdar
-                    add("sdar_loss", float(l_sdar.detach()))
-                    add("gate_sum", float((gate * mask).sum()))
-                    add("gate_pos", float(((gate > 0.5).float() * mask).sum()))
-                    add("delta_sum", float(((teacher_lp[k] - logp.detach()) * mask).sum()))
-                add("ratio_max", 0.0)
-                sums["ratio_max"] = max(sums["ratio_max"], float(torch.exp(logp.detach() - old).max()))
-                add("loss", float(loss.detach()))
+                loss = micro_batch_loss(logp, ent, b, k, inputs, self.config, sums)
             if not self._all_finite(loss):
-                finite = False
-                break
+                return False
             loss.backward()
+        return True
 
-        if not self.fsdp:  # sharded, `_all_finite` already agreed on every pass
-            finite = dist.all_true(finite, self.device)
-        keys = sorted(k for k in sums if k != "ratio_max")
-        if dist.active():  # every process reports the same keys: missing ones (empty shard) are zeros
-            keys = sorted({f"{p}_{tr.name}" for tr in tracks for p in ("pg_loss", "clipped")} | {"loss", "entropy"}
-                          | ({"kl"} if ref_lp is not None else set())
-                          | ({"sdar_loss", "gate_sum", "gate_pos", "delta_sum"} if teacher_lp is not None else set()))
-        sums.update(zip(keys, dist.sum_floats([sums.get(k, 0.0) for k in keys], self.device), strict=True))
+    def _apply_gradients(self, finite: bool, loss: float) -> float:
+        """Sum, clip and apply the gradients, or skip the step when the loss or the gradient is not finite.
+        Returns the gradient norm (NaN for a skipped step)."""
         grad_norm = float("nan")
         if finite:
             if not self.fsdp:  # FSDP has already summed them into the shards
                 dist.sum_gradients(self.params)
-            norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm)
+            norm = torch.nn.utils.clip_grad_norm_(self.params, self.config.max_grad_norm)
             grad_norm = float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)
             finite = math.isfinite(grad_norm)
         self.step += 1
@@ -328,27 +297,9 @@ class Trainer:
         else:
             self.counters["nan_skipped"] += 1
             log.warning("step %d skipped: non-finite %s (skipped so far: %d)", self.step,
-                        "gradient" if math.isfinite(sums.get("loss", math.nan)) else "loss",
-                        self.counters["nan_skipped"])
+                        "gradient" if math.isfinite(loss) else "loss", self.counters["nan_skipped"])
         self.optimizer.zero_grad(set_to_none=True)
-
-        record: dict[str, Any] = {"step": self.step, "skipped": int(not finite), "grad_norm": grad_norm,
-                                  "lr": self.scheduler.get_last_lr()[0], "n_tokens": int(denom["all"])}
-        for key in ("loss", "entropy", "kl", "sdar_loss", "ratio_max"):
-            if key in sums:
-                record[key] = sums[key]
-        if mismatch["n"]:
-            record.update(mismatch_kl=mismatch["k3"] / mismatch["n"], mismatch_ratio_max=mismatch["ratio_max"])
-        for tr in tracks:
-            record[f"pg_loss_{tr.name}"] = sums.get(f"pg_loss_{tr.name}", 0.0)
-        total_mask = sum(denom[tr.name] for tr in tracks)
-        record["clip_frac"] = sum(sums.get(f"clipped_{tr.name}", 0.0) for tr in tracks) / max(1.0, total_mask)
-        if teacher_lp is not None:
-            n = max(1.0, denom["sdar"])
-            record.update(gate_mean=sums["gate_sum"] / n, gate_pos_frac=sums["gate_pos"] / n,
-                          delta_mean=sums["delta_sum"] / n, sdar_tokens=int(denom["sdar"]))
-        record.update(self.counters)
-        return record
+        return grad_norm
 
     # -- helpers --------------------------------------------------------------------------------
     def _warm_up_shards(self) -> None:
@@ -361,7 +312,7 @@ class Trainer:
             for scorer in (self.scorer, self._ref_scorer):
                 if scorer is not None:
                     scorer(batch)
-                    scorer.reshard()  # a root keeps its weights gathered after forward; the optimizer needs shards
+                    scorer.reshard()  # type: ignore[operator]  # FSDP's method; a root keeps its weights gathered after forward; the optimizer needs shards
 
     def _all_finite(self, loss: torch.Tensor) -> bool:
         """Whether the loss is finite (sharded: on every process, so all skip the step together)."""
@@ -393,15 +344,17 @@ class Trainer:
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=self.amp_dtype)
 
-    def _sdar_prefixes(self, trajectories: Sequence[Trajectory], seqs: list[Any]) -> list[list[int]]:
+    def _teacher_prefixes(self, teacher: TeacherPass, trajectories: Sequence[Trajectory],
+                          seqs: list[TokenSequence]) -> list[list[int]]:
+        """The token ids the teacher pass puts before each sequence ([] for none); sets the teacher masks."""
         cache: dict[int, list[int]] = {}
         prefixes = []
         for seq in seqs:
             if seq.trajectory not in cache:
-                text = privileged_context(trajectories, seq.trajectory)
-                cache[seq.trajectory] = [] if text is None else self._encode(self.config.sdar_prefix.format(skill=text))
+                text = teacher.context(trajectories, seq.trajectory, self.config)
+                cache[seq.trajectory] = [] if text is None else self._encode(text)
             prefix = cache[seq.trajectory]
-            seq.values["mask:sdar"] = [1.0 if prefix else 0.0] * seq.n_generated
+            seq.teacher_mask = [1.0 if prefix else 0.0] * seq.n_generated
             prefixes.append(prefix)
         return prefixes
 

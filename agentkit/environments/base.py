@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agentkit.messages import ToolCall
+from agentkit.messages import Message, ToolCall
 from agentkit.tools import Tool
 from agentkit.trajectory import Trajectory
 
@@ -81,6 +81,15 @@ class Environment(Protocol):
 
     def reset(self, task: Task) -> Episode:
         """Start an episode of `task`."""
+        ...
+
+
+@runtime_checkable
+class OracleEnvironment(Protocol):
+    """An environment that ships its oracle policy beside its code: the expected actions of each task."""
+
+    def oracle_script(self, task: Task) -> Sequence[Message | str]:
+        """The replies an oracle gives for `task`: its expected tool calls in order, then a final answer."""
         ...
 
 

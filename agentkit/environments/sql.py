@@ -145,7 +145,7 @@ class SQLEpisode:
         return StepResult(observation=outcome.content, reward=0.0, done=self.done)
 
     def score(self, trajectory: Trajectory) -> dict[str, float]:
-        """Reward components of the finished run; also stores `sql_record` in trajectory.extras["sql"]."""
+        """Reward components of the finished run; also stores `sql_record` as the `SQL` record."""
         db = self.toolkit.db
         gold_result, gold_items = self._env.gold(self.task)
         scores = score_sql_trajectory(trajectory, self.task.data["gold_sql"], db,

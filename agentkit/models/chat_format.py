@@ -118,8 +118,9 @@ def render_template(template: str | None, chat: list[dict[str, Any]], tools: Too
                     add_generation_prompt: bool = True, **special_tokens: Any) -> str:
     """Render chat dicts with a Jinja chat template as `apply_chat_template(..., tokenize=False)` does."""
     compiled = _compile(template or CHATML_FALLBACK)
-    return compiled.render(messages=chat, tools=list(tools) or None, documents=None,
-                           add_generation_prompt=add_generation_prompt, **special_tokens)
+    text: str = compiled.render(messages=chat, tools=list(tools) or None, documents=None,
+                                add_generation_prompt=add_generation_prompt, **special_tokens)
+    return text
 
 
 class RawTexts:
@@ -137,6 +138,7 @@ class RawTexts:
                           default=str)
 
     def remember(self, message: Message, text: str) -> None:
+        """Keep the raw text a reply with tool calls was generated as (the oldest are dropped past the size)."""
         if not message.tool_calls or message.parse_error:
             return  # the content already is the text
         with self._lock:
@@ -145,6 +147,7 @@ class RawTexts:
                 self._texts.popitem(last=False)
 
     def get(self, message: Message) -> str | None:
+        """The raw text remembered for this reply, or None (no tool calls, or not seen)."""
         if not message.tool_calls:
             return None
         with self._lock:
@@ -182,6 +185,7 @@ class IncrementalText:
         self._read = 0
 
     def push(self, token: int) -> str:
+        """Add one token; returns the text so far (up to the last complete character)."""
         self.ids.append(token)
         before = self._decode(self.ids[self._prefix:self._read])
         after = self._decode(self.ids[self._prefix:])
@@ -191,6 +195,7 @@ class IncrementalText:
         return self.text
 
     def final(self) -> str:
+        """Decode every token pushed (a trailing partial character included); returns the whole text."""
         self.text = self._decode(self.ids)
         return self.text
 

@@ -95,6 +95,7 @@ class LiteLLMModel:
 
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
+        """One reply through LiteLLM (see `Model.generate`); tools as text when the model has no native calling."""
         settings = settings or GenerationSettings()
         if not self.native_tools:
             return generate_with_choice(self._generate_once, messages, tools, settings)
@@ -108,6 +109,7 @@ class LiteLLMModel:
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        """The reply as text deltas, then the `ModelResponse` (see `Model.stream`)."""
         settings = settings or GenerationSettings()
         if not self.native_tools and settings.tool_choice not in (None, "auto"):
             response = self.generate(messages, tools, settings)

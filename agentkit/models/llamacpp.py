@@ -134,10 +134,12 @@ class LlamaCppModel:
     # -- the Model protocol -----------------------------------------------------------------------
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
+        """One reply from the GGUF model (see `Model.generate`)."""
         return collect(self.stream(messages, tools, settings))
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        """The reply as text deltas, then the `ModelResponse` (see `Model.stream`)."""
         settings = settings or GenerationSettings()
         tools = tools_for_choice(list(tools), settings.tool_choice)
         # tool_choice required / a name: the reply is begun with the call's opening (part of the prompt,

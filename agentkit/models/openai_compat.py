@@ -338,6 +338,7 @@ class OpenAIModel:
 
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
+        """One reply from the OpenAI-compatible endpoint (see `Model.generate`)."""
         settings = settings or GenerationSettings()
         if not self.native_tools:
             return generate_with_choice(self._generate_once, messages, tools, settings)
@@ -351,6 +352,7 @@ class OpenAIModel:
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        """The reply as text deltas, then the `ModelResponse` (see `Model.stream`)."""
         settings = settings or GenerationSettings()
         if not self.native_tools and tool_choice_kind(settings.tool_choice) != "auto":
             yield from _whole(self.generate(messages, tools, settings))

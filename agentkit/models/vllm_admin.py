@@ -61,6 +61,7 @@ class VLLMAdmin:
         return list(json.loads(body).get("data", []))
 
     def model_ids(self) -> list[str]:
+        """The ids of the models the server serves (the base model and loaded adapters)."""
         return [entry["id"] for entry in self.models()]
 
     def load_lora_adapter(self, name: str, path: str | Path) -> str:
@@ -70,6 +71,7 @@ class VLLMAdmin:
         return body.decode(errors="replace")
 
     def unload_lora_adapter(self, name: str) -> str:
+        """POST /v1/unload_lora_adapter: the server drops the adapter named `name`."""
         _, body = self._request("POST", f"{self.base_url}/unload_lora_adapter", {"lora_name": name})
         return body.decode(errors="replace")
 

@@ -94,6 +94,7 @@ class VLLMModel(OpenAIModel):
 
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
+        """One reply from the vLLM server, with token ids and log-probs when asked (see `Model.generate`)."""
         settings = settings or GenerationSettings()
         if self._token_path(settings):
             from agentkit.models.vllm_admin import VLLMAdminError
@@ -110,6 +111,7 @@ class VLLMModel(OpenAIModel):
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        """The reply as text deltas, then the `ModelResponse` (see `Model.stream`)."""
         settings = settings or GenerationSettings()
         if not self._token_path(settings):
             yield from super().stream(messages, tools, settings)

@@ -139,18 +139,22 @@ class VLLMServer:
     # -- properties --------------------------------------------------------------------------------
     @property
     def base_url(self) -> str:
+        """The OpenAI-compatible API root (http://host:port/v1)."""
         return self.plan.base_url
 
     @property
     def served_name(self) -> str:
+        """The model name requests use."""
         return self.plan.served_name
 
     @property
     def running(self) -> bool:
+        """Whether the server process is alive."""
         return self.process is not None and self.process.poll() is None
 
     @property
     def returncode(self) -> int | None:
+        """The process's exit status (None: not started or still running)."""
         return None if self.process is None else self.process.poll()
 
     # -- lifecycle ---------------------------------------------------------------------------------

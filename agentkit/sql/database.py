@@ -240,6 +240,7 @@ class SQLiteDatabase(Database):
         return sqlite_identity(self.path)
 
     def close(self) -> None:
+        """Close the idle connections (one in use closes when its query ends); later queries raise `QueryError`."""
         with self._pool_lock:
             self._closed = True
             idle, self._idle = self._idle, []

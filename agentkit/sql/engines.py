@@ -60,6 +60,7 @@ class SQLAlchemyDatabase(Database):
         return sqlite_identity(self._sqlite_path)
 
     def close(self) -> None:
+        """Dispose of the engine and its pooled connections."""
         self.engine.dispose()
 
     def _inspect(self) -> Any:

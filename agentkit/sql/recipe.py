@@ -2,11 +2,11 @@
 
     agent = sql_agent("openai:gpt-4o-mini", "Chinook.sqlite")
     result = agent.run(sql_task_prompt("Which artist has the most albums?"))
-    result.trajectory.extras["sql"]   # final SQL, proposal, end of the propose turn, phase labels
+    result.trajectory.records.get(SQL)  # final SQL, proposal, end of the propose turn, phase labels
 
 The schema is never shown up front (METHODS.md §5); the tools label each turn with its phase and
-`SQLRunRecorder` stores what training needs (the end of the propose turn for Dual-Track) in
-`trajectory.extras["sql"]`.
+`SQLRunRecorder` stores what training needs (the end of the propose turn for Dual-Track) as the
+trajectory's `SQL` record (`agentkit.records`).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def sql_record(trajectory: Trajectory) -> dict[str, Any]:
 
 
 class SQLRunRecorder:
-    """Extension that stores `sql_record(trajectory)` in `trajectory.extras["sql"]` after each run
+    """Extension that stores `sql_record(trajectory)` as the trajectory's `SQL` record after each run
     and, given the toolkit, resets its per-run state (proposals, confirmed answer) before each run."""
 
     name = "sql_run"
@@ -79,10 +79,12 @@ class SQLRunRecorder:
         self.toolkit = toolkit
 
     def before_run(self, run: RunContext) -> None:
+        """Reset the toolkit's per-run state (when given one)."""
         if self.toolkit is not None:
             self.toolkit.reset()
 
     def after_run(self, run: RunContext) -> None:
+        """Store the run's `SQL` record."""
         run.record(SQL, SQLRecord.model_validate(sql_record(run.trajectory)))
 
 

@@ -100,6 +100,7 @@ class Budget:
         self.deadline, self.expired = deadline, False
 
     def check(self) -> None:
+        """Raise `Expired` (and mark the budget expired) once the deadline has passed."""
         if time.monotonic() > self.deadline:
             self.expired = True
             raise Expired("the query's time limit passed")

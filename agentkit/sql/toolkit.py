@@ -49,6 +49,7 @@ class SchemaProposal:
         return not self.unverified
 
     def as_json(self) -> dict[str, Any]:
+        """The proposal as JSON-able data (tables, columns, joins, unverified names)."""
         return {"tables": self.tables, "columns": self.columns, "joins": self.joins, "unverified": self.unverified}
 
 

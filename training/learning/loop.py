@@ -280,7 +280,8 @@ class _Run:
             notes = open_notes(frozen_copy(self.out / "notes", scratch / label / "notes"), self.ctx.notes_threshold)
 
         def build(tools: list[Any]) -> Any:
-            return self.ctx.agent(tools, settings=self.eval_settings, skills=skills, notes=notes)
+            return self.ctx.agent(tools, settings=self.eval_settings,
+                                  extensions=[e for e in (skills, notes) if e is not None])
 
         done = [0]
 

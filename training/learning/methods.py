@@ -22,10 +22,11 @@ from typing import Any
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
 from agentkit.environments.base import Environment, Task, run_episode, succeeded
-from agentkit.extensions import Instructions
+from agentkit.extensions import Extension, Instructions
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
+from agentkit.records import SKILLS
 from agentkit.trajectory import Trajectory, append_jsonl
 
 METHODS = ("skills", "notes", "rl")
@@ -49,12 +50,14 @@ class MeteredModel:
 
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
+        """The inner model's reply, its tokens counted."""
         response = self.inner.generate(messages, tools, settings)
         self._count(response)
         return response
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        """The inner model's stream, the final response's tokens counted."""
         for item in self.inner.stream(messages, tools, settings):
             if isinstance(item, ModelResponse):
                 self._count(item)
@@ -78,13 +81,15 @@ class LearnContext:
     notes_batch: int = 4
     rl_config: Any = None
 
-    def agent(self, tools: list[Any], *, settings: GenerationSettings, skills: Any = None, notes: Any = None,
+    def agent(self, tools: list[Any], *, settings: GenerationSettings, extensions: Sequence[Extension] = (),
               model: Any = None) -> Agent:
+        """An agent for the environment's tools with the run's instructions, step limit and `extensions`."""
         instructions = self.instructions or getattr(self.env, "instructions", None) or DEFAULT_INSTRUCTIONS
         return Agent(model or self.model, tools, instructions=instructions, max_steps=self.max_steps,
-                     settings=settings, skills=skills, notes=notes)
+                     settings=settings, extensions=extensions)
 
     def trajectory_file(self, name: str) -> Path:
+        """The JSONL log of the trajectories of `name` (a phase or method) in the output folder."""
         return self.out / "trajectories" / f"{name}.jsonl"
 
     def next_task(self, progress: dict[str, Any]) -> Task:
@@ -113,12 +118,14 @@ def skills_settings(options: dict[str, Any], *, learning: bool) -> dict[str, Any
 
 
 def open_skills(folder: Path, options: dict[str, Any], *, learning: bool) -> Any:
+    """The skill library in `folder` with the run's skill settings (`learning`: it may admit skills)."""
     from agentkit.skills import SkillLibrary
 
     return SkillLibrary.open(folder, **skills_settings(options, learning=learning))
 
 
 def open_notes(folder: Path, threshold: float) -> Any:
+    """The mistake notebook in `folder`, showing notes at cosine similarity ≥ `threshold`."""
     from agentkit.memory.notebook import MistakeNotebook
 
     return MistakeNotebook.open(folder, threshold=threshold)
@@ -146,22 +153,25 @@ class SkillsLearner:
         self.library = open_skills(ctx.out / "skills", ctx.skill_options, learning=True)
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
+        """One train episode with the learning library; returns its trajectory."""
         task = self.ctx.next_task(progress)
 
         def build(tools: list[Any]) -> Agent:
-            return self.ctx.agent(tools, settings=self.ctx.train_settings, skills=self.library)
+            return self.ctx.agent(tools, settings=self.ctx.train_settings, extensions=[self.library])
 
         trajectory = run_episode(build, self.ctx.env, task, metadata={"learn_method": "skills"})
-        record = trajectory.extras.get("skills", {})
-        progress["admitted"] = progress.get("admitted", 0) + int(bool(record.get("admitted")))
+        record = trajectory.records.get(SKILLS)
+        progress["admitted"] = progress.get("admitted", 0) + int(record is not None and record.admitted)
         progress["successes"] = progress.get("successes", 0) + int(succeeded(trajectory))
         return [trajectory]
 
     def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        """The method's progress figures for the report."""
         return {"skills_in_library": len(self.library), "admitted": progress.get("admitted", 0),
                 "train_successes": progress.get("successes", 0), "episodes": progress.get("episodes", 0)}
 
     def close(self) -> None:
+        """Nothing to release."""
         return None
 
 
@@ -175,6 +185,7 @@ class NotesLearner:
         self.notebook = open_notes(ctx.out / "notes", ctx.notes_threshold)
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
+        """One batch of train tasks run with the notebook, learnt from (kept or rolled back); returns its runs."""
         ctx = self.ctx
         batch = [ctx.next_task(progress) for _ in range(min(ctx.notes_batch, len(ctx.train)))]
         batch = list({t.id: t for t in batch}.values())
@@ -184,11 +195,10 @@ class NotesLearner:
         def agent_for(task: Task) -> Agent:
             episode = ctx.env.reset(task)
             episodes[task.id] = episode
-            agent = ctx.agent(list(episode.tools), settings=ctx.train_settings)
             # The notebook runs the bare task: the episode's context joins as run_episode would pass it.
-            for title, text in (getattr(episode, "context", None) or {}).items():
-                agent.extensions.insert(0, Instructions(text, title=title, name="episode_context"))
-            return agent
+            context = [Instructions(text, title=title, name="episode_context")
+                       for title, text in (getattr(episode, "context", None) or {}).items()]
+            return ctx.agent(list(episode.tools), settings=ctx.train_settings, extensions=context)
 
         def reward(task: Task, trajectory: Trajectory) -> dict[str, float]:
             episode = episodes.pop(task.id)
@@ -213,11 +223,13 @@ class NotesLearner:
         return produced
 
     def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        """The method's progress figures for the report."""
         return {"notes_in_notebook": len(self.notebook), "batches": progress.get("batches", 0),
                 "accepted": progress.get("accepted", 0), "rolled_back": progress.get("rolled_back", 0),
                 "last_batch": progress.get("last", ""), "episodes": progress.get("episodes", 0)}
 
     def close(self) -> None:
+        """Close the notebook."""
         self.notebook.close()
 
 
@@ -258,6 +270,7 @@ class RLLearner:
         self._rollouts = self.folder / "rollouts.jsonl"
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
+        """One online trainer step on the train tasks; returns the rollouts it made."""
         from agentkit.trajectory import read_jsonl
 
         start = self._rollouts.stat().st_size if self._rollouts.exists() else 0
@@ -293,14 +306,17 @@ class RLLearner:
         return target
 
     def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        """The method's progress figures for the report."""
         return {"algo": self.trainer.config.algo, "steps": progress.get("steps", 0),
                 "episodes": progress.get("episodes", 0), "last": progress.get("last", {})}
 
     def close(self) -> None:
+        """Nothing to release."""
         return None
 
 
 def make_learner(method: str, ctx: LearnContext, *, resume: bool) -> Any:
+    """The learner of `method` (skills, notes or rl)."""
     if method == "skills":
         return SkillsLearner(ctx)
     if method == "notes":

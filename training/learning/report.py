@@ -110,6 +110,7 @@ class LearningReport(BaseModel):
 
     @property
     def unseen_delta(self) -> float | None:
+        """Success on the unseen split after minus before (None without that split)."""
         if self.unseen_before is None or self.unseen_after is None:
             return None
         return round(self.unseen_after.success_rate - self.unseen_before.success_rate, 4)
@@ -146,6 +147,7 @@ TABLE_HEADER = ("| method | held-out success before | after | Δ (points) | unse
 
 
 def write_summary(report: LearningReport, out: Path) -> Path:
+    """Write the report (with its deltas and learning cost) as summary.json in `out`; returns the path."""
     path = out / "summary.json"
     data = {**report.model_dump(mode="json"), "delta": report.delta, "unseen_delta": report.unseen_delta,
             "learning_cost": report.learning_cost().model_dump()}
