@@ -57,7 +57,8 @@ def register(app: typer.Typer) -> None:
         unseen_tasks: Path | None = typer.Option(None, "--unseen-tasks", help="Questions of --unseen-db."),
         max_steps: int = typer.Option(8, "--max-steps", min=1, help="Agent steps per episode."),
         max_tokens: int = typer.Option(512, "--max-tokens", min=16, help="Most tokens per model reply."),
-        temperature: float = typer.Option(0.7, "--temperature", help="Sampling while learning (evals: greedy)."),
+        temperature: float = typer.Option(0.0, "--temperature", help="Sampling in the skills and notes runs (rl "
+                                          "samples at its own temperature; evaluations are greedy)."),
         notes_threshold: float = typer.Option(0.4, "--notes-threshold", help="Note retrieval cosine "
                                                "(0.4: chosen by tests/benchmarks/bench_note_threshold.py)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
