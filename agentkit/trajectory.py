@@ -23,7 +23,7 @@ from agentkit.messages import Message, Usage, clean_text, new_id
 from agentkit.models.protocol import TokenRecord
 from agentkit.records import Records
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the `policy` record (agentkit.records.POLICY)
 log = logging.getLogger(__name__)
 
 
