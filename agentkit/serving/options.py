@@ -107,6 +107,8 @@ class ServeOptions:
     """CPU platform: GiB of memory for the KV cache (`VLLM_CPU_KVCACHE_SPACE`)."""
     cpu_fp8_kv: bool | None = None
     """CPU platform: whether this CPU can hold an FP8 KV cache (vLLM needs AVX-512 or AMX); None: unknown."""
+    cpu_dtype: str = "bfloat16"
+    """CPU platform: the weights' dtype (`--dtype`): bfloat16 or float32."""
 
 
 @dataclass

@@ -128,9 +128,11 @@ def _check_parallelism(cfg: Mapping[str, Any], gpu: GpuInfo | None, options: Ser
 
 def _plan_cpu(options: ServeOptions, args: list[str], env: dict[str, str], notes: list[str]) -> tuple[str, None]:
     """vLLM's CPU build: eager, bf16, its KV cache in RAM; an FP8 KV cache works there, FP8 weights do not."""
-    args += ["--enforce-eager", "--dtype", "bfloat16"]
+    if options.cpu_dtype not in ("bfloat16", "float32"):
+        raise UnsupportedServeConfig(f"CPU dtype {options.cpu_dtype!r}: vLLM's CPU build serves bfloat16 or float32")
+    args += ["--enforce-eager", "--dtype", options.cpu_dtype]
     notes.append("CPU: eager mode (compiling the graphs makes start-up ~4x slower and LoRA needs eager "
-                 "anyway), bf16 weights")
+                 f"anyway), {'bf16' if options.cpu_dtype == 'bfloat16' else 'fp32'} weights")
     env["VLLM_CPU_KVCACHE_SPACE"] = f"{options.cpu_kv_cache_gib:g}"
     if options.cpu_threads:
         env["VLLM_CPU_OMP_THREADS_BIND"] = f"0-{options.cpu_threads - 1}" if options.cpu_threads > 1 else "0"
