@@ -49,6 +49,7 @@ class GatedEnv(LengthEnv):
         return super().reset(task)
 
 
+@pytest.mark.slow
 def test_async_rollouts_overlap_the_update_and_record_their_policy_version(tmp_path: Path) -> None:
     trainer = Trainer(tiny_local_model(seed=0), config(max_staleness=1), out_dir=tmp_path)
     env = GatedEnv()
