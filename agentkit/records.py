@@ -158,6 +158,17 @@ class SQLRecord(_Record):
     phases: list[str] = Field(default_factory=list)
 
 
+# -- online training (agentkit.training.online) ---------------------------------------------------
+
+
+class PolicyRecord(_Record):
+    """The behaviour policy of an online-training rollout: `version` is the number of optimiser steps the
+    weights (or adapter) that generated the run had taken. A run trained on at step k is `k − version`
+    steps stale (0 when rollouts and updates alternate; asynchronous training bounds it by `max_staleness`)."""
+
+    version: int
+
+
 SKILLS: RecordKey[SkillsRecord] = RecordKey("skills", SkillsRecord)
 NOTES: RecordKey[NotesRecord] = RecordKey("notes", NotesRecord)
 NOTES_RETRIEVAL_S: RecordKey[NotesTiming] = RecordKey("notes_retrieval_s", NotesTiming)
@@ -167,9 +178,10 @@ MAP: RecordKey[CognitiveMap] = RecordKey("map", CognitiveMap)
 MAP_ERROR: RecordKey[MapError] = RecordKey("map_error", MapError)
 MAP_PROBES: RecordKey[MapProbes] = RecordKey("map_probes", MapProbes)
 SQL: RecordKey[SQLRecord] = RecordKey("sql", SQLRecord)
+POLICY: RecordKey[PolicyRecord] = RecordKey("policy", PolicyRecord)
 
 RECORD_KEYS: tuple[RecordKey[Any], ...] = (SKILLS, NOTES, NOTES_RETRIEVAL_S, SAMPLES, EXPLORE, MAP, MAP_ERROR,
-                                           MAP_PROBES, SQL)
+                                           MAP_PROBES, SQL, POLICY)
 """Every record the framework writes."""
 
 

@@ -285,6 +285,13 @@ def test_cpu_plan_runs_the_module_of_the_vllm_environment_eager() -> None:
     assert any("eager" in note for note in plan.notes)
 
 
+def test_cpu_plan_serves_float32_when_asked() -> None:
+    plan = cpu_plan(cpu_dtype="float32", runtime_lora=True)
+    assert plan.args[plan.args.index("--dtype") + 1] == "float32" and any("fp32 weights" in n for n in plan.notes)
+    with pytest.raises(UnsupportedServeConfig, match="bfloat16 or float32"):
+        cpu_plan(cpu_dtype="float16")
+
+
 def test_cpu_plan_allows_an_fp8_kv_cache_and_refuses_fp8_weights() -> None:
     plan = cpu_plan(fp8=True)
     assert plan.args[plan.args.index("--kv-cache-dtype") + 1] == "fp8"

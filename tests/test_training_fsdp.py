@@ -79,6 +79,36 @@ ONLINE_WORKER = textwrap.dedent(
 )
 
 
+GATHER_WORKER = textwrap.dedent(
+    """
+    import pathlib, sys, torch
+    torch.set_num_threads(1)
+    sys.path.insert(0, {tests!r})
+    from test_training_trainer import sampled, cfg
+    from agentkit.models.tiny import tiny_llama
+    from agentkit.training import distributed as dist
+    from agentkit.training.config import LoraConfig
+    from agentkit.training.trainer import Trainer
+    from agentkit.training.vllm_rollout import adapter_effect, save_adapter
+
+    model, tok = tiny_llama(seed=0)
+    data = sampled(model, tok)[:8]
+    model, tok = tiny_llama(seed=0)
+    trainer = Trainer(model, cfg(lora=LoraConfig(r=4, alpha=8), fsdp={fsdp}, lr=1e-3, micro_batch_size=2,
+                                 max_grad_norm=1e9), tokenizer=tok, out_dir={out!r})
+    trainer.train_on(data)  # B moves away from 0
+    state = dist.whole_trainable(trainer.policy)  # what VLLMRollout.sync gathers on every process
+    effect = adapter_effect(trainer.policy)
+    if dist.is_main():
+        save_adapter(trainer.policy, pathlib.Path({out!r}) / "adapter", state)  # what rank 0 ships
+        if dist.world_size() == 1:
+            save_adapter(trainer.policy, pathlib.Path({out!r}) / "adapter_plain")
+        torch.save({{"world": dist.world_size(), "sharded": dist.is_sharded(trainer.scorer), "state": state,
+                    "effect": effect}}, {result!r})
+    """
+)
+
+
 def _run(tmp_path: Path, name: str, procs: int, *, fsdp: bool = False, lora: bool = False, resume: str = "",
          worker: str = WORKER) -> dict:
     script, result = tmp_path / f"{name}.py", tmp_path / f"{name}.pt"
@@ -143,6 +173,30 @@ def test_fsdp_online_rollouts_sample_from_the_sharded_policy(tmp_path: Path) -> 
     for record in trained:  # logged log-probs = the policy being trained: rollouts used its gathered weights
         assert record["ratio_max"] == pytest.approx(1.0, abs=1e-3)
         assert record["skipped"] == 0 and record["loss"] == record["loss"]
+
+
+@pytest.mark.slow
+def test_adapter_gathered_from_shards_equals_the_unsharded_one(tmp_path: Path) -> None:
+    """What VLLMRollout ships under FSDP: the LoRA weights gathered from 2 processes' shards, saved by rank 0,
+    equal one process's adapter after the same step (peft format, the file vLLM loads)."""
+    from safetensors.torch import load_file
+
+    one = _run(tmp_path, "gather_one", 1, worker=GATHER_WORKER)
+    sharded = _run(tmp_path, "gather_sharded", 2, fsdp=True, worker=GATHER_WORKER)
+    assert one["world"] == 1 and not one["sharded"] and sharded["world"] == 2 and sharded["sharded"]
+    assert one["state"].keys() == sharded["state"].keys() and any("lora_B" in k for k in one["state"])
+    for name, tensor in one["state"].items():
+        assert tensor.shape == sharded["state"][name].shape  # whole, not a shard
+        assert torch.allclose(tensor, sharded["state"][name], atol=1e-5), name
+    assert any(float(t.abs().max()) > 1e-4 for k, t in one["state"].items() if "lora_B" in k)  # not the zero init
+    assert sharded["effect"] == pytest.approx(one["effect"], rel=1e-3) and one["effect"] > 0
+    plain = load_file(tmp_path / "gather_one" / "adapter_plain" / "adapter_model.safetensors")
+    for folder in ("gather_one", "gather_sharded"):
+        shipped = load_file(tmp_path / folder / "adapter" / "adapter_model.safetensors")
+        assert shipped.keys() == plain.keys() and len(plain) > 0
+        for name in plain:
+            assert torch.allclose(shipped[name], plain[name], atol=1e-5), (folder, name)
+    assert (tmp_path / "gather_sharded" / "adapter" / "adapter_config.json").is_file()
 
 
 def test_optimizer_state_by_name_round_trip() -> None:

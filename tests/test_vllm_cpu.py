@@ -223,3 +223,85 @@ def test_fp8_kv_cache_starts_and_answers(tmp_path: Path) -> None:
         reply = server.model().generate([Message.user("Say hello.")],
                                         settings=GenerationSettings(max_tokens=8, temperature=0, logprobs=True))
         assert reply.message.content.strip() and reply.tokens is not None and reply.tokens.completion_ids
+
+
+def test_async_online_training_with_vllm_rollouts(vllm_server, tmp_path: Path) -> None:
+    """max_staleness 1: step k+1's rollouts are played (from the adapter shipped before step k) while step k
+    updates; each rollout records the version of the adapter that served it."""
+    from agentkit.models.local import LocalModel
+    from agentkit.training.config import LoraConfig, TrainConfig
+    from agentkit.training.online import policy_version
+    from agentkit.training.trainer import Trainer
+    from agentkit.training.vllm_rollout import VLLMRollout
+
+    local = LocalModel.load(vllm_server.plan.args[vllm_server.plan.model_arg])
+    config = TrainConfig(lr=1e-3, max_steps=3, tasks_per_step=1, group_size=2, max_new_tokens=8, max_turns=1,
+                         micro_batch_size=4, save_every=100, progress=False, kl_coef=0.0, rollout_concurrency=2,
+                         max_staleness=1, drop_zero_variance_groups=False,
+                         lora=LoraConfig(r=8, alpha=16, target_modules=["q_proj", "v_proj"]))
+    trainer = Trainer(local, config, out_dir=tmp_path / "run")
+    trainer.rollout = VLLMRollout.from_server(vllm_server, tmp_path / "adapters", policy=trainer.policy,
+                                              name_prefix="async-step")
+    summary = trainer.fit(LengthEnv())
+    assert summary["steps"] == 3 and summary["trajectories_stale"] == 0
+    rollouts = read_jsonl(tmp_path / "run" / "rollouts.jsonl")
+    assert [(t.metadata["train_step"], policy_version(t)) for t in rollouts] == [
+        (0, 0), (0, 0), (1, 0), (1, 0), (2, 1), (2, 1)]
+    for t in rollouts:  # served by the adapter of its recorded version
+        assert t.model.startswith(f"async-step-{policy_version(t)}") and t.has_tokens
+    records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["staleness"] for r in records] == [0, 1, 1]
+    assert trainer.rollout.current.startswith("async-step-3")  # the engine ends on the trained policy
+
+
+FSDP_WORKER = """
+import json, sys, torch
+torch.set_num_threads(1)
+sys.path.insert(0, {tests!r})
+from test_vllm_cpu import LengthEnv
+from agentkit.models.local import LocalModel
+from agentkit.training import distributed as dist
+from agentkit.training.config import LoraConfig, TrainConfig
+from agentkit.training.trainer import Trainer
+from agentkit.training.vllm_rollout import VLLMRollout
+
+local = LocalModel.load({model!r})
+config = TrainConfig(lr=1e-3, max_steps=2, tasks_per_step=2, group_size=2, max_new_tokens=8, max_turns=1,
+                     micro_batch_size=4, save_every=100, progress=False, kl_coef=0.0, fsdp=True,
+                     rollout_concurrency=2, drop_zero_variance_groups=False,
+                     lora=LoraConfig(r=8, alpha=16, target_modules=["q_proj", "v_proj"]))
+trainer = Trainer(local, config, out_dir={out!r})
+trainer.rollout = VLLMRollout({base_url!r}, {served!r}, {out!r} + "/adapters", policy=trainer.policy,
+                              name_prefix="fsdp-step")
+trainer.fit(LengthEnv())
+with open({out!r} + f"/rank{{dist.rank()}}.json", "w") as f:
+    json.dump({{"sharded": dist.is_sharded(trainer.scorer), "current": trainer.rollout.current,
+               "world": dist.world_size()}}, f)
+"""
+
+
+def test_fsdp_training_ships_the_gathered_adapter_to_vllm(vllm_server, tmp_path: Path) -> None:
+    """2 CPU processes (gloo, FSDP): rank 0 gathers the LoRA adapter and loads it on the server, rank 1 waits
+    and rolls out its share from the same adapter name."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "fsdp"
+    out.mkdir()
+    script = tmp_path / "worker.py"
+    script.write_text(FSDP_WORKER.format(tests=str(Path(__file__).parent), model=vllm_server.plan.args[
+        vllm_server.plan.model_arg], out=str(out), base_url=vllm_server.base_url, served=vllm_server.served_name))
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29911",
+           str(script)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    ranks = [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    assert all(r["sharded"] and r["world"] == 2 for r in ranks)
+    assert ranks[0]["current"] == ranks[1]["current"] == "fsdp-step-2"  # both sample from what rank 0 shipped
+    assert "fsdp-step-2" in vllm_server.admin.model_ids()
+    rollouts = read_jsonl(out / "rollouts.jsonl")
+    assert len(rollouts) == 8 and all(t.has_tokens for t in rollouts)  # 2 steps x 2 tasks x G=2, both ranks
+    assert {(t.metadata["train_step"], t.model) for t in rollouts} == {(0, "fsdp-step-0"), (1, "fsdp-step-1")}
+    assert sorted(p.name for p in (out / "adapters").iterdir()) == ["fsdp-step-1", "fsdp-step-2"]  # keep=2, rank 0

@@ -11,8 +11,8 @@ Modules, in the order data flows through them:
     logprobs    chunked fused log-probs/entropies of generated tokens only (no [N, V] float32 tensor)
     losses      PPO-clip, k3 KL, SDAR, entropy (pure functions, token-mean over the global batch)
     trainer     Trainer: optimiser steps, NaN guard, checkpoints, offline loop
-    online      rollouts with the current policy between updates
-    rollout     the RolloutEngine seam (LocalRollout; vLLM plugs in here) and a batched sampler
+    online      rollouts with the current policy between updates, or overlapping them (max_staleness)
+    rollout     the RolloutEngine seam (LocalRollout, SnapshotRollout; vLLM plugs in here), a batched sampler
     checkpoint  atomic checkpoints, exact resume        metrics   metrics.jsonl (+ TensorBoard, wandb)
     report      `agentkit train report` PNG             distributed  data parallel or FSDP2 under torchrun
     allocator   CPU: keep freed memory for reuse (a third of a CPU step was page faults)
@@ -42,8 +42,9 @@ and frees it before the update — rollout memory is the full model, training me
 Rank 0 writes metrics and checkpoints; a checkpoint holds every process's RNG state, so a resumed
 multi-process online run draws the rollouts the uninterrupted one would have (tested). Resumed with
 a different process count, the run continues with re-seeded streams, not bit-exactly (a warning says
-so). Limit: under FSDP only the local sampler rolls out (shipping gathered weights to vLLM is not
-implemented; it raises and says so).
+so). With a vLLM engine under torchrun, rank 0 gathers the LoRA adapter from the shards and ships it
+(the others wait for it and sample from the name it chose); shipping full weights to vLLM under
+torchrun is not implemented (it raises and says so), nor are asynchronous rollouts (one process only).
 """
 
 from agentkit.extras import require
@@ -51,7 +52,7 @@ from agentkit.extras import require
 require("torch", "transformers", extra="train", feature="training")
 
 from agentkit.training.config import LoraConfig, TrainConfig
-from agentkit.training.rollout import LocalRollout, RolloutEngine
+from agentkit.training.rollout import LocalRollout, RolloutEngine, SnapshotRollout
 from agentkit.training.trainer import Trainer
 
-__all__ = ["LocalRollout", "LoraConfig", "RolloutEngine", "TrainConfig", "Trainer"]
+__all__ = ["LocalRollout", "LoraConfig", "RolloutEngine", "SnapshotRollout", "TrainConfig", "Trainer"]

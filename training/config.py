@@ -160,6 +160,10 @@ class TrainConfig(BaseModel):
     rollout_concurrency: int = 1
     """Online: episodes of a step played at once against the rollout engine (a serving engine such as
     vLLM batches them; 1 plays them one after another). The environment's `reset` must then be thread-safe."""
+    max_staleness: int = 0
+    """Online: 0 alternates rollouts and updates (synchronous). s > 0 plays the rollouts of step k+1 while
+    step k updates (asynchronous, one process), from weights at most s optimiser steps older than the step
+    that trains on them; staler rollouts are never used (training/online.py)."""
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
@@ -171,6 +175,8 @@ class TrainConfig(BaseModel):
             raise ValueError("updates_per_batch > 1 needs old_logprobs = 'logged' or 'recompute'")
         if self.rollout_concurrency < 1:
             raise ValueError("rollout_concurrency must be ≥ 1")
+        if self.max_staleness < 0:
+            raise ValueError("max_staleness must be ≥ 0 (0: synchronous rollouts)")
         if self.temperature <= 0:
             raise ValueError("temperature must be > 0 (training needs sampled tokens and their log-probs)")
         return self

@@ -176,6 +176,31 @@ def gather_objects(items: list[Any]) -> list[Any]:
     return [x for part in parts for x in part]
 
 
+def whole_trainable(model: nn.Module) -> dict[str, torch.Tensor]:
+    """Whole CPU copies of the trainable parameters by name (a LoRA adapter's weights), gathered from the
+    shards of a sharded model. A collective when sharded: every process must call it, and each gets
+    the whole tensors."""
+    from torch.distributed.tensor import DTensor
+
+    whole: dict[str, torch.Tensor] = {}
+    for name, param in model.named_parameters():
+        if param.requires_grad:
+            tensor = param.detach()
+            if isinstance(tensor, DTensor):
+                tensor = tensor.full_tensor()
+            whole[name] = tensor.cpu().clone()
+    return whole
+
+
+def broadcast_object(value: Any, src: int = 0) -> Any:
+    """`value` as process `src` holds it, on every process (a picklable object)."""
+    if not active():
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=src)
+    return box[0]
+
+
 def barrier() -> None:
     """Wait for every process (nothing to do in one process)."""
     if active():

@@ -13,6 +13,9 @@ returns an OpenAI-compatible model pointed at the server, `sync()` pushes the ne
 adapter to it. Whatever the engine, the model must return `TokenRecord`s (token ids and the
 log-probs of the sampled tokens at the sampling temperature), since training uses them as they are.
 
+`SnapshotRollout` keeps its own copy of the trainable weights, refreshed by `sync`: asynchronous
+training (training/online.py, `max_staleness` > 0) rolls out from it while the module is updated.
+
 `sample_completions` is a batched sampler for single-turn prompts (all G samples of all prompts in one
 KV-cached decode loop), used by benchmarks and by engines that batch.
 """
@@ -43,6 +46,9 @@ class RolloutEngine(Protocol):
 
 class LocalRollout:
     """Rollouts from a `LocalModel` that wraps the very module being trained (in-place updates)."""
+
+    in_place = True
+    """Its model reads the trained weights themselves: rollouts cannot overlap an update."""
 
     def __init__(self, local_model: Any) -> None:
         self._model = local_model
@@ -141,3 +147,39 @@ def _sample(logp: torch.Tensor, generator: torch.Generator | None) -> torch.Tens
     u = torch.rand(logp.shape[0], 1, generator=generator, device=logp.device, dtype=torch.float64)
     token = torch.searchsorted(cdf, u * cdf[:, -1:], right=True).squeeze(1)
     return token.clamp_max(logp.shape[-1] - 1)
+
+
+class SnapshotRollout:
+    """Rollouts from a copy of the policy that changes only at `sync`: what asynchronous online training
+    needs locally, since its rollouts run while the trained module is being updated.
+
+    The copy shares the frozen weights with the trained module (a LoRA base costs nothing twice) and
+    holds its own trainable ones; `sync` copies them over (call it while no rollout is in flight).
+    """
+
+    in_place = False
+
+    def __init__(self, module: nn.Module, tokenizer: Any, *, name: str = "local:policy-snapshot") -> None:
+        import copy
+
+        from agentkit.models.local import LocalModel
+
+        self._source = module
+        shared = {id(p): p for p in module.parameters() if not p.requires_grad}
+        snapshot = copy.deepcopy(module, memo=shared).eval()
+        for p in snapshot.parameters():
+            p.requires_grad_(False)
+        self._pairs = [(dict(snapshot.named_parameters())[n], p) for n, p in module.named_parameters()
+                       if p.requires_grad]
+        self._model = LocalModel(snapshot, tokenizer, name=name)
+
+    def model(self) -> Model:
+        """The local model over the snapshot (the policy as of the last `sync`)."""
+        return self._model
+
+    @torch.no_grad()
+    def sync(self, policy: nn.Module, step: int) -> None:
+        """Copy the trained weights of the module given at construction into the snapshot."""
+        for mine, theirs in self._pairs:
+            mine.copy_(theirs.detach())
+        self._model.reset_cache()

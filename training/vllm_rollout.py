@@ -21,6 +21,12 @@ greedy probe after each load that fails when the adapter's answer equals the bas
 the adapter changes the weights by more than a bf16 server can round away (`probe_min_effect`): the
 "inference silently hits the base model" pitfall, without false alarms on tiny early updates.
 
+Under torchrun (replicated or FSDP-sharded weights) every process calls `sync` together: the adapter
+is gathered from the shards (a collective), rank 0 alone saves it, loads it on the server and checks
+it, and the other processes wait for rank 0 and then sample from the name it chose. Each process rolls
+out its share of the step against the same server. Full-weight updates under torchrun are not
+implemented (NotImplementedError).
+
 The server reads adapter directories from its own filesystem: `adapter_root` must be visible to it.
 """
 
@@ -36,8 +42,9 @@ from typing import Any
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
 from agentkit.models.vllm_server import VLLMAdmin, VLLMServer
+from agentkit.training import distributed as dist
 
-__all__ = ["AdapterNotApplied", "PinnedModel", "VLLMRollout", "adapter_effect"]
+__all__ = ["AdapterNotApplied", "PinnedModel", "VLLMRollout", "adapter_effect", "save_adapter"]
 
 PROBE_MESSAGES = [{"role": "user", "content": "Continue the sequence with five words: red, green, blue,"}]
 
@@ -65,10 +72,16 @@ class PinnedModel:
 
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
+        """The inner model's reply, after checking the served name that answered it.
+
+        Raises:
+            AdapterNotApplied: another model (e.g. the base) answered.
+        """
         return self._check(self.inner.generate(messages, tools, settings))
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        """The inner model's stream; its final response is checked like `generate`'s."""
         for item in self.inner.stream(messages, tools, settings):
             if isinstance(item, ModelResponse):
                 self._check(item)
@@ -96,6 +109,9 @@ class VLLMRollout:
             round the adapter's effect away (an early step with a small learning rate), so no alarm.
         model_options: passed to `OpenAIModel` (e.g. what makes it return token ids and log-probs).
     """
+
+    ships_sharded = True
+    """`sync` takes a policy sharded by FSDP (the adapter is gathered on rank 0 and shipped from there)."""
 
     def __init__(
         self,
@@ -135,6 +151,8 @@ class VLLMRollout:
 
     @classmethod
     def from_server(cls, server: VLLMServer, adapter_root: str | Path, **options: Any) -> VLLMRollout:
+        """An engine for a server started by agentkit (`VLLMServer`): its URL, served name and API key;
+        `options` as for the constructor."""
         return cls(server.base_url, server.served_name, adapter_root, server=server, api_key=server.plan.api_key,
                    **options)
 
@@ -158,7 +176,43 @@ class VLLMRollout:
         return self._models[name]
 
     def sync(self, policy: Any, step: int) -> None:
-        """Ship `policy` after optimiser step `step` and make `model()` sample from it."""
+        """Ship `policy` after optimiser step `step` and make `model()` sample from it.
+
+        A LoRA policy is loaded on the server under a fresh name (the previous one is unloaded); full
+        weights restart the server on a saved checkpoint. Under torchrun, every process must call it.
+
+        Raises:
+            AdapterNotApplied: the server does not list the new adapter, serves it from elsewhere, or
+                (`verify_probe`) answers with the base model's output.
+            NotImplementedError: full weights under torchrun.
+        """
+        if dist.active():
+            self._sync_distributed(policy, step)
+            return
+        self._sync_here(policy, step)
+
+    def _sync_distributed(self, policy: Any, step: int) -> None:
+        if not hasattr(policy, "peft_config"):
+            raise NotImplementedError(
+                "shipping full (sharded or replicated) weights to vLLM under torchrun is not implemented: train a "
+                "LoRA adapter (lora.enabled) or run in one process")
+        state = dist.whole_trainable(policy)  # every process takes part in the gather
+        effect = adapter_effect(policy) if self.verify_probe else None
+        failure: BaseException | None = None
+        if dist.is_main():
+            try:
+                self._sync_here(policy, step, state=state, effect=effect)
+            except Exception as exc:  # re-raised below, once the others know
+                failure = exc
+        current, error = dist.broadcast_object((self.current, None if failure is None else repr(failure)))
+        if failure is not None:
+            raise failure
+        if error is not None:
+            raise AdapterNotApplied(f"rank 0 could not ship the policy of step {step} to vLLM: {error}")
+        self.current = current
+
+    def _sync_here(self, policy: Any, step: int, *, state: dict[str, Any] | None = None,
+                   effect: float | None = None) -> None:
         if hasattr(policy, "peft_config"):  # a name another client already loaded on this server is taken too
             self._used_names.update(self.admin.model_ids())
         name = self._fresh_name(step)
@@ -167,21 +221,20 @@ class VLLMRollout:
             shutil.rmtree(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
         if hasattr(policy, "peft_config"):
-            self._ship_adapter(policy, name, folder)
+            self._ship_adapter(policy, name, folder, state=state, effect=effect)
         else:
             self._ship_full_weights(policy, name, folder)
         self.shipped.append((name, folder))
         self._prune()
 
     # -- LoRA ------------------------------------------------------------------------------------------
-    def _ship_adapter(self, policy: Any, name: str, folder: Path) -> None:
-        policy.save_pretrained(str(folder))
-        if not (folder / "adapter_config.json").is_file():
-            raise AdapterNotApplied(f"save_pretrained wrote no adapter_config.json into {folder}")
+    def _ship_adapter(self, policy: Any, name: str, folder: Path, *, state: dict[str, Any] | None = None,
+                      effect: float | None = None) -> None:
+        save_adapter(policy, folder, state)
         self.admin.load_lora_adapter(name, folder.resolve())
         try:
             self._check_listed(name, folder)
-            if self.verify_probe and adapter_effect(policy) >= self.probe_min_effect:
+            if self.verify_probe and (adapter_effect(policy) if effect is None else effect) >= self.probe_min_effect:
                 self._probe_differs_from_base(name)
         except AdapterNotApplied:
             with contextlib.suppress(Exception):  # leave the server as it was; the check's error is the news
@@ -260,6 +313,18 @@ class VLLMRollout:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def save_adapter(policy: Any, folder: Path, state: dict[str, Any] | None = None) -> None:
+    """Write a peft policy's adapter into `folder` (peft format: adapter_config.json and the weights), from
+    `state` (whole tensors by parameter name, e.g. gathered from shards) or from the policy itself.
+
+    Raises:
+        AdapterNotApplied: peft wrote no adapter_config.json.
+    """
+    policy.save_pretrained(str(folder), state_dict=state)
+    if not (folder / "adapter_config.json").is_file():
+        raise AdapterNotApplied(f"save_pretrained wrote no adapter_config.json into {folder}")
+
+
 def _retarget(command: list[str], plan: Any, folder: Path, name: str) -> list[str]:
     """A custom command (a stand-in server in tests) with the served name and model path swapped."""
     swapped = [name if part == plan.served_name else part for part in command]
@@ -268,8 +333,13 @@ def _retarget(command: list[str], plan: Any, folder: Path, name: str) -> list[st
 
 def adapter_effect(policy: Any) -> float:
     """The largest relative weight change ‖ΔW‖_F / ‖W‖_F of a LoRA layer, ΔW = B·A·scaling (0 for a fresh
-    adapter, B = 0). A bf16 server cannot show changes much below its precision (2^-8 ≈ 0.004)."""
+    adapter, B = 0). A bf16 server cannot show changes much below its precision (2^-8 ≈ 0.004).
+    A collective on a sharded policy (every process must call it)."""
     import torch
+    from torch.distributed.tensor import DTensor
+
+    def whole(t: torch.Tensor) -> torch.Tensor:  # sharded (FSDP): gathered, on every process alike
+        return t.full_tensor() if isinstance(t, DTensor) else t
 
     largest = 0.0
     with torch.no_grad():
@@ -281,8 +351,8 @@ def adapter_effect(policy: Any) -> float:
             for adapter in lora_a:
                 if adapter not in lora_b:
                     continue
-                a, b = lora_a[adapter].weight.float(), lora_b[adapter].weight.float()
+                a, b = whole(lora_a[adapter].weight).float(), whole(lora_b[adapter].weight).float()
                 delta = (b @ a) * float(module.scaling[adapter])
-                norm = float(base.weight.float().norm())
+                norm = float(whole(base.weight).float().norm())
                 largest = max(largest, float(delta.norm()) / max(norm, 1e-12))
     return largest

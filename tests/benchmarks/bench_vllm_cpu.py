@@ -8,9 +8,12 @@ agentkit's launcher:
 - decode: tokens/s of one stream and of 8 concurrent streams (`ignore_eos`, fixed length);
 - overhead: median ms per request of `VLLMModel.generate` (chat path, and the token path that sends
   token ids and asks for log-probs) minus a raw `openai` client call with the same request;
-- rollouts: an online RL step (G x tasks episodes, LoRA synced to the server) with rollout_concurrency 1
-  vs 8; rollout tokens/s, step seconds, and the mismatch between vLLM's and the trainer's log-probs with
-  and without TIS.
+- rollouts: an online RL run (G x tasks episodes per step, LoRA synced to the server) played sequentially
+  (rollout_concurrency 1), concurrently (8), and concurrently and asynchronously (8, max_staleness 1: the
+  next step's rollouts overlap this step's update); rollout tokens/s, seconds per step, and the mismatch
+  between vLLM's and the trainer's log-probs (`--with-tis` adds a concurrent run with TIS).
+- lora_decode: tokens/s of 1 and 8 streams through a served LoRA adapter (what rollouts pay), next to
+  the base model's.
 """
 
 from __future__ import annotations
@@ -82,8 +85,37 @@ def overhead(server: Any, n: int) -> dict[str, float]:
     return out
 
 
+def lora_decode(server: Any, tokens: int) -> dict[str, float]:
+    """Decode tokens/s of 1 and 8 streams through a freshly loaded LoRA adapter (r=8 on q/v, random B)."""
+    import peft
+    import torch
+
+    from agentkit.models.local import LocalModel
+    from agentkit.training.vllm_rollout import VLLMRollout
+
+    local = LocalModel.load(server.plan.args[server.plan.model_arg])
+    policy = peft.get_peft_model(local.model, peft.LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"],
+                                                              task_type="CAUSAL_LM"))
+    with torch.no_grad():
+        for name, param in policy.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0.0, 0.01)
+    rollout = VLLMRollout.from_server(server, Path(tempfile.mkdtemp(prefix="bench-lora-")), policy=policy,
+                                      name_prefix="bench-lora")
+    rollout.model()
+    adapter = _Named(server, rollout.current or "")
+    return {"lora_1_tok_s": decode_rate(adapter, 1, tokens), "lora_8_tok_s": decode_rate(adapter, 8, tokens)}
+
+
+class _Named:
+    """The server, asked for another served name (an adapter)."""
+
+    def __init__(self, server: Any, name: str) -> None:
+        self.base_url, self.served_name = server.base_url, name
+
+
 def rl_run(server: Any, concurrency: int, correction: str, steps: int, group: int, tasks: int,
-           new_tokens: int) -> dict[str, Any]:
+           new_tokens: int, staleness: int = 0) -> dict[str, Any]:
     """An online GRPO run with vLLM rollouts; the per-step metrics."""
     from test_vllm_cpu import LengthEnv
 
@@ -97,17 +129,20 @@ def rl_run(server: Any, concurrency: int, correction: str, steps: int, group: in
     config = TrainConfig(lr=1e-3, max_steps=steps, tasks_per_step=tasks, group_size=group, max_new_tokens=new_tokens,
                          max_turns=1, micro_batch_size=8, save_every=1000, progress=False, kl_coef=0.0,
                          rollout_concurrency=concurrency, rollout_correction=correction,  # type: ignore[arg-type]
+                         max_staleness=staleness,
                          lora=LoraConfig(r=8, alpha=16, target_modules=["q_proj", "v_proj"]))
     trainer = Trainer(local, config, out_dir=out)
     trainer.rollout = VLLMRollout.from_server(server, out / "adapters", policy=trainer.policy,
-                                              name_prefix=f"c{concurrency}-{correction}")
+                                              name_prefix=f"c{concurrency}-{correction}-s{staleness}")
     started = time.perf_counter()
     trainer.fit(LengthEnv())
     total = time.perf_counter() - started
     records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     steps_ = [r for r in records if "rollout_s" in r]
-    keys = ("rollout_s", "rollout_tokens_per_s", "time_s", "mismatch_kl", "mismatch_ratio_max", "tis_clipped_frac")
-    return {"concurrency": concurrency, "correction": correction, "wall_s": total,
+    keys = ("rollout_s", "rollout_wait_s", "rollout_tokens_per_s", "time_s", "staleness", "mismatch_kl",
+            "mismatch_ratio_max", "tis_clipped_frac")
+    return {"concurrency": concurrency, "correction": correction, "max_staleness": staleness, "wall_s": total,
+            "s_per_step": total / max(1, steps),
             "steps": [{k: r[k] for k in keys if k in r} for r in steps_]}
 
 
@@ -117,8 +152,10 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=32, help="tokens per decode stream")
     parser.add_argument("--calls", type=int, default=10, help="requests per overhead measurement")
     parser.add_argument("--rl-tokens", type=int, default=16, help="max new tokens per rollout")
-    parser.add_argument("--rl-steps", type=int, default=2)
+    parser.add_argument("--rl-steps", type=int, default=3)
     parser.add_argument("--skip-rl", action="store_true")
+    parser.add_argument("--cpu-dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    parser.add_argument("--with-tis", action="store_true", help="add a concurrent run with TIS correction")
     args = parser.parse_args()
 
     from agentkit.models.servable import prepare_servable
@@ -128,7 +165,7 @@ def main() -> None:
     prepare_servable("local:smollm2-135m")
     results: dict[str, Any] = {"prepare_s": time.perf_counter() - t0}
     plan = VLLMServer.plan_for("local:smollm2-135m", port=free_port(), runtime_lora=True, max_lora_rank=8,
-                               max_loras=2, max_model_len=2048)
+                               max_loras=2, max_model_len=2048, cpu_dtype=args.cpu_dtype)
     results["command"] = plan.command_line()
     t0 = time.perf_counter()
     with VLLMServer(plan, startup_timeout=900) as server:
@@ -140,11 +177,14 @@ def main() -> None:
               flush=True)
         results["overhead"] = overhead(server, args.calls)
         print(json.dumps(results["overhead"]), flush=True)
+        results["lora_decode"] = lora_decode(server, args.tokens)
+        print(json.dumps(results["lora_decode"]), flush=True)
         if not args.skip_rl:
-            results["rl"] = [rl_run(server, c, corr, args.rl_steps, 4, 2, args.rl_tokens)
-                             for c, corr in ((1, "none"), (8, "none"), (8, "tis"))]
-            for run in results["rl"]:
-                print(json.dumps(run), flush=True)
+            runs = [(1, "none", 0), (8, "none", 0), (8, "none", 1)] + ([(8, "tis", 0)] if args.with_tis else [])
+            results["rl"] = []
+            for c, corr, stale in runs:
+                results["rl"].append(rl_run(server, c, corr, args.rl_steps, 4, 2, args.rl_tokens, stale))
+                print(json.dumps(results["rl"][-1]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
     print(f"wrote {args.out}")
