@@ -22,6 +22,7 @@ def parse_version(version: str) -> tuple[int, int, int]:
 
 
 def fmt_version(version: tuple[int, int, int]) -> str:
+    """A version tuple as text, e.g. (0, 11, 2) → "0.11.2"."""
     return ".".join(str(p) for p in version)
 
 
@@ -32,6 +33,7 @@ def is_mla(model_config: Mapping[str, Any]) -> bool:
 
 
 def is_sparse_mla(cfg: Mapping[str, Any]) -> bool:
+    """Whether the (text) config is DeepSeek's sparse MLA (V3.2, with an indexer)."""
     return cfg.get("model_type") == "deepseek_v32" or cfg.get("index_topk") is not None
 
 
@@ -46,6 +48,7 @@ def text_config(model_config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def head_dim(cfg: Mapping[str, Any]) -> int | None:
+    """The attention head size: `head_dim`, else hidden size / heads, else None."""
     if cfg.get("head_dim"):
         return int(cfg["head_dim"])
     heads, hidden = cfg.get("num_attention_heads"), cfg.get("hidden_size")
