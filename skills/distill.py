@@ -104,6 +104,7 @@ def _validate(data: dict[str, Any]) -> DistilledSkill:
         if isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
             raise Refusal(f"field {key!r} has too many items ({len(value)} > {MAX_LIST_ITEMS})")
     subgoals = [{"goal": g} if isinstance(g, str) else g for g in data.get("subgoals") or []]
+    data, subgoals = _without_placeholders(data, subgoals)
     try:
         skill = DistilledSkill.model_validate({**data, "subgoals": subgoals})
     except ValidationError as error:
@@ -129,6 +130,24 @@ def _validate(data: dict[str, Any]) -> DistilledSkill:
         if match:
             raise Refusal(f"distilled skill looks like an instruction injection ({match.group(0)[:60]!r})")
     return skill
+
+
+def _without_placeholders(data: dict[str, Any], subgoals: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+    """Drop what a small model copied back from the prompt's template (a sub-goal "a step of the procedure",
+    the strategy's placeholder) and keep what it wrote itself; a copied name or description still refuses
+    (the skill could not be found by it), as does a skill left with no procedure."""
+    def copied(text: Any) -> bool:  # a placeholder, or a piece of one ("a check to make")
+        low = text.strip().lower() if isinstance(text, str) else ""
+        return bool(low) and any(low == p or (len(low) >= 8 and low in p) for p in prompts.DISTILL_PLACEHOLDERS)
+
+    for key in ("name", "description"):
+        if copied(data.get(key)):
+            raise Refusal(f"distilled skill copies the prompt's template ({str(data[key])[:60]!r})")
+    cleaned = {k: ("" if k in ("when_to_use", "strategy") and copied(v) else v) for k, v in data.items()}
+    if isinstance(cleaned.get("lessons"), list):
+        cleaned["lessons"] = [item for item in cleaned["lessons"] if not copied(item)]
+    kept = [g for g in subgoals if not (isinstance(g, dict) and copied(g.get("goal")))]
+    return cleaned, kept
 
 
 def outcome_refusal(reward: float | None, success_at: float) -> str | None:

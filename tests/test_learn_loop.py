@@ -73,7 +73,10 @@ class LearningScript(FunctionModel):
         return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": sql})])
 
 
-OPTIONS = {"skill_options": {"min_score": -1.0}, "notes_threshold": -1.0, "notes_batch": 3, "max_steps": 3}
+# The scripted model solves a train task only when sampled (temperature > 0): it stands for a model whose
+# sampled runs sometimes succeed where its greedy ones fail.
+OPTIONS = {"skill_options": {"min_score": -1.0}, "notes_threshold": -1.0, "notes_batch": 3, "max_steps": 3,
+           "train_temperature": 0.7}
 
 
 def test_budget_parsing() -> None:
