@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         from agentkit.events import ModelTurn, RunFinished, ToolFinished, ToolStarted
         from agentkit.models.protocol import ModelConfigError
         from agentkit.sql import SchemaToolkit, sql_agent, sql_task_prompt
-        from agentkit.sql.digest import DIGEST_TITLE, schema_digest
+        from agentkit.sql.digest import digest_context
         from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN
 
         if schema not in ("digest", "hidden"):
@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from None
         phase = None
         result = None
-        context = {DIGEST_TITLE: schema_digest(kit, question)} if schema == "digest" else None
+        context = digest_context(kit, question) if schema == "digest" else None
         for event in agent.stream(sql_task_prompt(question, evidence), context=context):
             if isinstance(event, ModelTurn):
                 if event.turn.phase != phase:

@@ -32,7 +32,7 @@ from agentkit.messages import Message, ToolCall
 from agentkit.records import SQL, SQLRecord
 from agentkit.sql.connect import open_database
 from agentkit.sql.database import Database, QueryError, QueryResult
-from agentkit.sql.digest import DIGEST_TITLE, schema_digest
+from agentkit.sql.digest import digest_context
 from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN, sql_record, sql_task_prompt
 from agentkit.sql.rewards import (
     GOLD_MAX_ROWS,
@@ -120,8 +120,8 @@ class SQLEpisode:
         self.observation = task.prompt
         self.context: dict[str, str] = {}
         if env.schema == "digest":  # schema linking: the tables this question likely needs, up front
-            question = task.data.get("question") or task.prompt
-            self.context[DIGEST_TITLE] = schema_digest(toolkit, question, max_chars=env.digest_chars)
+            self.context = digest_context(toolkit, task.data.get("question") or task.prompt,
+                                          max_chars=env.digest_chars)
         self._env = env
         self._tools = {t.name: t for t in toolkit.tools()}
         self._runner: ToolRunner | None = None

@@ -39,15 +39,16 @@ def rank_tables(kit: SchemaToolkit, question: str) -> list[str]:
     """The database's tables, most relevant to `question` first (ties keep the database's order)."""
     names = kit.db.table_names()
     score = dict.fromkeys(names, 0.0)
-    words = {w.lower() for w in name_tokens(question)}
+    words = set(name_tokens(question))
+    words |= {w.rstrip("s") for w in words} | {w + "s" for w in words}  # "customers" names Customer
     for name in names:
-        tokens = {t.lower() for t in name_tokens(name)}
-        if tokens and tokens <= words | {w.rstrip("s") for w in words} | {w + "s" for w in words}:
-            score[name] += 1.0  # the question names the table ("customers" → Customer)
+        tokens = set(name_tokens(name))
+        if tokens and tokens <= words:
+            score[name] += 1.0
     found, _ = kit.search(question, k=min(50, 5 * len(names)))
     for rank, (value, table, _column) in enumerate(found):
         if table in score:
-            score[table] = max(score[table], 0.0) + max(float(value), 0.0) / (1 + rank)
+            score[table] += max(float(value), 0.0) / (1 + rank)
     order = {n: i for i, n in enumerate(names)}
     return sorted(names, key=lambda n: (-score[n], order[n]))
 
@@ -59,7 +60,9 @@ def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT
     foreign keys reference, then one line naming the tables left out."""
     names = kit.db.table_names()
     infos = {n: kit.db.describe(n) for n in names}
-    statements = {n: create_table(infos[n]) for n in names}
+    if "create_tables" not in kit.db.cache:  # once per database, shared by its episodes
+        kit.db.cache["create_tables"] = {n: create_table(infos[n]) for n in names}
+    statements: dict[str, str] = kit.db.cache["create_tables"]
     if sum(len(s) + 1 for s in statements.values()) <= max_chars:
         return "\n".join(statements[n] for n in names)
     chosen: list[str] = []
@@ -79,6 +82,11 @@ def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT
         shown = ", ".join(rest[:60]) + (f" and {len(rest) - 60} more" if len(rest) > 60 else "")
         lines.append(f"-- Other tables (describe_table shows their columns): {shown}")
     return "\n".join(lines)
+
+
+def digest_context(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, str]:
+    """The digest as a run's context section ({title: CREATE TABLEs}), for `Agent.run(..., context=)`."""
+    return {DIGEST_TITLE: schema_digest(kit, question, max_chars=max_chars)}
 
 
 def _quote(name: str) -> str:
