@@ -5,6 +5,7 @@ its context: that checks the machinery (artefacts reach held-out evaluation, the
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -294,10 +295,21 @@ def test_a_heldout_environment_takes_its_tasks_out_of_training(tmp_path: Path) -
     assert report.before.tasks == 4 and report.before.environment == "sql-clinic-held"
 
 
+class SlowScript(LearningScript):
+    """The same choices, 0.35 s to write a skill or a note: a learning step that updates its artefacts
+    then always takes longer than a 0.3-second share, however fast the machine."""
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+        system = messages[0].content if messages and messages[0].role == "system" else ""
+        if system.startswith(DISTILL_SYSTEM) or system == ANALYST_SYSTEM:
+            time.sleep(0.35)
+        return super().reply(messages, tools)
+
+
 def test_a_method_that_overruns_does_not_starve_the_next(tmp_path: Path) -> None:
     """A 0.6-second budget: the skills step runs over its share, notes still get their equal share."""
     env = clinic(6)
-    report = learn(env, LearningScript([env]), budget="0.01m", methods=("skills", "notes"), out=tmp_path / "run",
+    report = learn(env, SlowScript([env]), budget="0.01m", methods=("skills", "notes"), out=tmp_path / "run",
                    **OPTIONS)
     costs = {c.phase: c for c in report.costs}
     assert costs["learn-skills"].episodes >= 1 and costs["learn-notes"].episodes >= 1
