@@ -164,8 +164,8 @@ def evaluate(
                 run.model = run.model or trajectory.model
                 if log is not None:
                     append_jsonl(log, trajectory)
-        if on_result is not None:
-            on_result(result)
+            if on_result is not None:  # one at a time, so callers need no lock of their own
+                on_result(result)
 
     if concurrency == 1:
         for i, task in enumerate(todo):

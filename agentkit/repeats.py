@@ -3,8 +3,8 @@
 Small models loop: given a tool's result they call the same tool with the same arguments again, step
 after step, until the step limit. The loop keeps the first result of every successful call (keyed by the
 tool's name and its arguments) and, when a reply's calls are all repeats, does not run them again: each
-gets its earlier result back with a request to answer (or, when the agent has tools that finish a run,
-to call one of them). If the very next reply repeats again, the run ends
+gets its earlier result back with a request to answer or to go on to the request's next step (or, when
+the agent has tools that finish a run, to call one of them). If the very next reply repeats again, the run ends
 with stop_reason "repeated_call" and the repeated call's result as its answer (the model has made clear
 that this result is what it has). A call that failed is not kept: trying it again is legitimate.
 """
@@ -18,7 +18,8 @@ from agentkit.messages import Message, ToolCall
 
 REPEATED_CALL = (
     "You already called {name} with these arguments; its result was:\n{result}\n"
-    "Do not call it again: answer the user's request with this result now."
+    "Do not call it again. If this result is all the request needs, answer it now; if the request asks for "
+    "more (a next step, another item), call the tool for that instead."
 )
 REPEATED_CALL_FINISH = (
     "You already called {name} with these arguments; its result was:\n{result}\n"

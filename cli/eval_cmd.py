@@ -136,7 +136,8 @@ def register(app: typer.Typer) -> None:
                                           help="react, map-then-act or recipe (sql); repeat to compare."),
         skills: Path | None = typer.Option(None, "--skills", help="A skill library folder to use."),
         notes: Path | None = typer.Option(None, "--notes", help="A mistake notebook folder to use."),
-        concurrency: int = typer.Option(1, "--concurrency", min=1, help="Tasks run at once (threads)."),
+        concurrency: int = typer.Option(1, "--concurrency", min=1, help="Tasks run at once (threads; a local model "
+                                         "gets as many llama.cpp slots)."),
         limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
         difficulty: str | None = typer.Option(None, "--difficulty", help="Only tasks of this difficulty (sql)."),
         schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
@@ -182,7 +183,7 @@ def register(app: typer.Typer) -> None:
             the_model: Any = oracle_model(todo, oracle_script_for(environment))
         else:
             with console.status(f"Loading model {model} …"):
-                the_model = resolve_model(model)
+                the_model = resolve_model(model, parallel=concurrency)
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
         out_dir = out or Path("eval-runs") / f"{env}-{time.strftime('%Y%m%d-%H%M%S')}"
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -63,6 +63,8 @@ def register(app: typer.Typer) -> None:
                                                "(0.4: chosen by tests/benchmarks/bench_note_threshold.py)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
         schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
+        concurrency: int = typer.Option(1, "--concurrency", min=1, help="Evaluation tasks run at once (a local "
+                                        "model gets as many llama.cpp slots), and skills-learning episodes per step."),
     ) -> None:
         """Learn skills, notes and/or a LoRA adapter from the agent's own runs; report held-out success."""
         from rich.console import Console
@@ -92,7 +94,7 @@ def register(app: typer.Typer) -> None:
         except (ValueError, OSError) as exc:
             raise typer.BadParameter(f"cannot load the tasks: {exc}") from exc
         with console.status(f"Loading model {model} …"):
-            the_model = resolve_model(model)
+            the_model = resolve_model(model, parallel=concurrency)
 
         columns = (TextColumn("[bold]{task.fields[phase]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))
@@ -115,7 +117,8 @@ def register(app: typer.Typer) -> None:
                 report = learn(environment, the_model, budget=the_budget, methods=methods, out=out, seed=seed,
                                heldout=held_env, heldout_fraction=heldout_fraction, unseen=unseen, resume=resume,
                                max_steps=max_steps, train_temperature=temperature, max_tokens=max_tokens,
-                               notes_threshold=notes_threshold, on_event=show)
+                               notes_threshold=notes_threshold, concurrency=concurrency,
+                               on_event=show)
             except (ValueError, FileExistsError, FileNotFoundError) as exc:
                 console.print(f"[red]error:[/red] {exc}")
                 raise typer.Exit(1) from exc

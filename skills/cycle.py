@@ -10,7 +10,10 @@ can credit each phase:
 Each model stage can be replaced by a cheaper rule: `query="task"` embeds the task itself,
 `rerank="top"` takes the best hit (`"utility"` the highest U), `distill="on-success"` skips the
 distillation turn when the run failed, `distill="off"` never distills, `inject=False` retrieves
-without using.
+without using. A distilled skill also carries its run's calls that worked as a worked example (the
+ExpeL idea: a small model copies a demonstration far better than it follows a procedure), shown only to
+runs in the same environment (another database's tables would mislead), and the run's task in its index,
+so similar tasks find it; `examples=False` leaves them out.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from agentkit.skills.distill import (
     outcome_refusal,
     outcome_text,
     parse_distilled,
+    worked_example,
 )
 from agentkit.skills.select import parse_query, parse_ranking
 
@@ -58,6 +62,7 @@ class SkillSettings:
     max_inject_chars: int = 4000
     distill_max_tokens: int = 512
     query_when_empty: bool = False
+    examples: bool = True
 
     def __post_init__(self) -> None:
         checks = {
@@ -113,7 +118,7 @@ class SkillCycle:
         record.ranking = [hits[i].skill.id for i in order]
         if s.inject:
             chosen = hits[order[0]].skill
-            text = chosen.render(s.max_inject_chars)
+            text = chosen.render(s.max_inject_chars, scope=_scope(run.trajectory))
             run.add_context(self.library.name, prompts.UTILIZE_TITLE, f"{prompts.UTILIZE_CAVEAT}\n\n{text}")
             record.used, record.used_text = chosen.id, text
 
@@ -202,12 +207,22 @@ class SkillCycle:
             self.library.refuse(reason, trajectory_id=trajectory.id, name=name or None)
             return
         skill = parsed.skill.to_skill(trajectory_id=trajectory.id, initial_utility=self.settings.initial_utility)
+        example = worked_example(trajectory) if self.settings.examples else ""
+        if example:  # the run's own calls: what a small model copies best, and right (the run succeeded)
+            task = " ".join(trajectory.task.split())[:600]
+            scope = _scope(trajectory)
+            skill = skill.model_copy(update={"example": example, "example_task": task, "example_scope": scope})
         admission = self.library.add(skill, trajectory_id=trajectory.id)
         record.admitted = admission.admitted
         record.refused_reason = None if admission.admitted else admission.reason
         if admission.admitted and isinstance(record.distilled, dict):
             record.distilled = {**record.distilled, "admitted_as": admission.skill_id,
                                 "admission": admission.status}
+
+
+def _scope(trajectory: Trajectory) -> str:
+    """The environment a run is in (`metadata["environment"]`, set by `run_episode`; "" outside one)."""
+    return str(trajectory.metadata.get("environment") or "")
 
 
 def _last_distill_text(trajectory: Trajectory) -> str:

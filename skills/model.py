@@ -69,6 +69,11 @@ class Skill(BaseModel):
     description: str
     when_to_use: str = ""
     body: str = ""
+    # a worked example (distilled skills): the calls that solved `example_task` in the environment named
+    # `example_scope` ("" where the run had none); shown only to runs in that same environment
+    example: str = ""
+    example_task: str = ""
+    example_scope: str = ""
     # provenance
     source: str = "hand-written"  # hand-written | distilled | imported
     source_trajectory: str | None = None
@@ -82,15 +87,24 @@ class Skill(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
     def index_text(self) -> str:
-        """The text whose embedding retrieval matches queries against."""
+        """The text whose embedding retrieval matches queries against: the task of the worked example when
+        there is one (the nearest solved task, as ExpeL retrieves; MiniLM scores a similar question ~0.7
+        against it and ~0.45 against it joined to a generic description), else description and when to use."""
+        if self.example_task.strip():
+            return self.example_task.strip()
         parts = [self.description.strip(), self.when_to_use.strip()]
         return "\n".join(p for p in parts if p)
 
-    def render(self, max_chars: int = 4000) -> str:
-        """The skill as shown to a model: name, description, when to use, procedure."""
+    def render(self, max_chars: int = 4000, scope: str | None = None) -> str:
+        """The skill as shown to a model: name, description, when to use, the worked example when the run
+        is in the example's environment (`scope`; placed first, so a long procedure cannot crowd it out),
+        then the procedure."""
         lines = [f"### {self.name}", self.description.strip()]
         if self.when_to_use.strip():
             lines.append(f"When to use: {self.when_to_use.strip()}")
+        if self.example.strip() and scope is not None and scope == self.example_scope:
+            lines.append(f"Worked example (an earlier task it solved):\nTask: {self.example_task.strip()}\n"
+                         f"{self.example.strip()}")
         if self.body.strip():
             lines.append(self.body.strip())
         text = "\n\n".join(lines)

@@ -136,8 +136,11 @@ def test_learned_skills_and_notes_reach_heldout_and_the_split_is_honest(tmp_path
     # Learned artefacts on disk, unchanged by evaluation (it ran on frozen copies).
     out_dir = tmp_path / "run"
     skills_dir = tmp_path / "run" / "skills" / "skills"
-    assert [p.name for p in skills_dir.iterdir()] == ["clinic-sql"]
-    meta = json.loads((skills_dir / "clinic-sql" / "skill.json").read_text())
+    names = sorted(p.name for p in skills_dir.iterdir())  # one per solved train task: each has its worked example
+    assert names and all(name.startswith("clinic-sql") for name in names)
+    metas = [json.loads((skills_dir / name / "skill.json").read_text()) for name in names]
+    assert all(m["example"] and m["example_scope"] == env.name for m in metas)
+    assert not any(p in m["example_task"] for m in metas for p in held_prompts)  # no held-out task is an example
     notes = json.loads((tmp_path / "run" / "notes" / "notes.json").read_text())["notes"]
     assert notes and all(set(n["source_tasks"]) <= set(report.train_tasks) for n in notes)
     # Budget and costs: 8 episodes split 4 / 4 between the two methods (a notes batch is never cut short).
@@ -146,7 +149,8 @@ def test_learned_skills_and_notes_reach_heldout_and_the_split_is_honest(tmp_path
     assert costs["learn-skills"].tokens > 0 and costs["eval-before"].episodes == 3
     assert report.details["skills"]["admitted"] >= 1 and report.details["notes"]["accepted"] >= 1
     skill_runs = _read(out_dir / "trajectories" / "train-skills.jsonl")
-    assert meta["use_count"] == sum(bool(t.extras["skills"]["used"]) for t in skill_runs) > 0  # none from evals
+    uses = sum(m["use_count"] for m in metas)
+    assert uses == sum(bool(t.extras["skills"]["used"]) for t in skill_runs) > 0  # none from evals
     # Files a user reads.
     out = tmp_path / "run"
     for name in ("summary.json", "report.html", "learning_curve.png", "state.json"):
@@ -314,3 +318,30 @@ def test_a_method_that_overruns_does_not_starve_the_next(tmp_path: Path) -> None
     costs = {c.phase: c for c in report.costs}
     assert costs["learn-skills"].episodes >= 1 and costs["learn-notes"].episodes >= 1
     assert report.learning_cost().minutes > 0.01  # over budget by the steps that ran over, and reported so
+
+
+def test_concurrency_runs_evaluation_tasks_and_skill_episodes_at_once(tmp_path: Path) -> None:
+    import threading
+
+    class MeetingScript(LearningScript):
+        """The first two acting calls must meet: they only can when two episodes run at once."""
+
+        def __init__(self, envs: Sequence[SQLEnvironment]) -> None:
+            super().__init__(envs)
+            self.meet, self.acting = threading.Barrier(2, timeout=20), 0
+
+        def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+            system = messages[0].content if messages and messages[0].role == "system" else ""
+            if not system.startswith(DISTILL_SYSTEM) and system != ANALYST_SYSTEM:
+                self.acting += 1
+                if self.acting <= 2:
+                    self.meet.wait()
+            return super().reply(messages, tools)
+
+    env = clinic(8)
+    report = learn(env, MeetingScript([env]), budget="4ep", methods=("skills",), out=tmp_path / "run", seed=0,
+                   concurrency=2, **OPTIONS)
+    assert report.before.tasks == 2 and report.before.errors == 0  # the two held-out tasks met
+    assert report.costs[[c.phase for c in report.costs].index("learn-skills")].episodes == 4  # two steps of two
+    runs = _read(tmp_path / "run" / "trajectories" / "train-skills.jsonl")
+    assert len(runs) == 4 and len({t.task_id for t in runs[:2]}) == 2  # a step plays two different tasks

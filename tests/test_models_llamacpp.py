@@ -176,6 +176,40 @@ def test_conversation_reuses_the_cache_and_equals_a_fresh_prefill(engine) -> Non
 
 
 @needs_llama
+def test_parallel_slots_serve_threads_at_once_and_keep_each_conversation_cached(engine) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from agentkit.models.llamacpp import LlamaCppModel
+
+    other = [Message.system("You are terse."), Message.user("Name a colour. One word.")]
+    engine.reset_cache()
+    alone = {id(c): engine.generate(c, settings=greedy(8)).tokens.completion_ids for c in (CHAT, other)}
+    pair = LlamaCppModel(embedded_gguf_path("smollm2-135m"), n_threads=1, n_ctx=2048, parallel=2)
+    assert pair.parallel == 2
+    start, firsts = threading.Barrier(2, timeout=30), {}
+
+    def talk(chat: list[Message]) -> None:
+        start.wait()
+        firsts[id(chat)] = pair.generate(chat, settings=greedy(8))
+
+    threads = [threading.Thread(target=talk, args=(c,)) for c in (CHAT, other)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {k: r.tokens.completion_ids for k, r in firsts.items()} == alone  # no call saw the other's cache
+    assert sorted(s.state is not None for s in pair._slots) == [True, True]  # both slots were used
+    follow = [*other, firsts[id(other)].message, Message.user("Another one?")]
+    second = pair.generate(follow, settings=greedy(4)).tokens
+    first = firsts[id(other)].tokens
+    history = first.prompt_ids + first.completion_ids
+    assert second.prompt_ids[: len(history)] == history
+    held = [s.state.text for s in pair._slots if s.state is not None]
+    assert any(text.startswith(second.prompt_text) for text in held)  # the turn went to the slot caching it
+    assert any(text.startswith(engine.render_prompt(CHAT)) for text in held)  # and the other stayed cached
+
+
+@needs_llama
 def test_sampling_is_seeded_and_logprobs_use_the_temperature(engine) -> None:  # type: ignore[no-untyped-def]
     settings = GenerationSettings(temperature=0.9, top_p=0.95, max_tokens=10, seed=7)
     a = engine.generate(CHAT, settings=settings).tokens

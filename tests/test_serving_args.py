@@ -292,6 +292,16 @@ def test_cpu_plan_serves_float32_when_asked() -> None:
         cpu_plan(cpu_dtype="float16")
 
 
+@pytest.mark.parametrize(("flags", "dtype"), [("fpu sse avx2 avx512f avx512_bf16", "bfloat16"),
+                                              ("fpu sse avx2 amx_bf16 amx_tile", "bfloat16"),
+                                              ("fpu sse avx2 fma", "float32"),  # bf16 emulated: fp32 is faster
+                                              ("fp asimd", "bfloat16")])  # not x86: vLLM's default
+def test_the_cpu_dtype_follows_native_bf16_support(flags: str, dtype: str) -> None:
+    from agentkit.serving import cpu_dtype_for_this_cpu
+
+    assert cpu_dtype_for_this_cpu(f"processor : 0\nflags : {flags}\n") == dtype
+
+
 def test_cpu_plan_allows_an_fp8_kv_cache_and_refuses_fp8_weights() -> None:
     plan = cpu_plan(fp8=True)
     assert plan.args[plan.args.index("--kv-cache-dtype") + 1] == "fp8"

@@ -100,6 +100,7 @@ class Policy:
 
 TASK1 = "How many tracks does each genre have?"
 TASK2 = "How many albums does each artist have?"
+TASK3 = "How many albums does each artist have in the film archive?"
 SQL1 = "SELECT g.Name, COUNT(*) FROM Track t JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.Name"
 SQL2 = "SELECT a.Name, COUNT(*) FROM Album al JOIN Artist a ON a.ArtistId = al.ArtistId GROUP BY a.Name"
 
@@ -109,7 +110,7 @@ def reward_contains(expected: str):
 
 
 def test_skill_distilled_from_task_1_is_retrieved_and_used_on_task_2(tmp_path, music_db):
-    library = SkillLibrary.open(tmp_path / "lib")
+    library = SkillLibrary.open(tmp_path / "lib", examples=False)  # Skill1 as published: found by its description
     library.import_dir(DATA / "undo-git-commit")  # an unrelated hand-written skill
     policy = Policy({
         TASK1: [call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"],
@@ -257,3 +258,28 @@ def test_full_cycle_on_the_packaged_local_model(tmp_path):
         assert skill.description and skill.source_trajectory == trajectory.id
     else:
         assert record["refused_reason"] and len(library) == len(list(DATA.iterdir()))
+
+
+def test_a_skill_carries_its_runs_calls_as_a_worked_example_to_the_next_task(tmp_path, music_db):
+    library = SkillLibrary.open(tmp_path / "lib", query="task", rerank="top")
+    policy = Policy({
+        TASK1: [call("sql_query", sql="SELECT COUNT(*) FROM Songs"), call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"],
+        TASK2: [call("sql_query", sql=SQL2), "AC/DC: 2, Miles Davis: 1"],
+        TASK3: [call("sql_query", sql=SQL2), "AC/DC: 2, Miles Davis: 1"],
+    })
+    agent = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], extensions=[library])
+    agent.run(TASK1, reward_fn=reward_contains("Rock: 2"), metadata={"environment": "music"})
+    stored = library.get(DISTILLED_NAME)
+    assert (stored.example_task, stored.example_scope) == (TASK1, "music")
+    assert stored.example.startswith(f'- sql_query(sql="{SQL1}")\n  → [[')
+    assert "Songs" not in stored.example  # the call that failed is not part of the example
+    assert TASK1 in stored.index_text()  # a task like it finds the skill
+    demo = f'sql_query(sql="{SQL1}")'
+    second = agent.run(TASK2, reward_fn=reward_contains("AC/DC: 2"), metadata={"environment": "music"}).trajectory
+    assert second.extras["skills"]["used"] == stored.id
+    assert demo in policy.seen_system[-1]  # the demonstration reached the model, before the procedure
+    assert policy.seen_system[-1].index(demo) < policy.seen_system[-1].index("## Procedure")
+    third = agent.run(TASK3, reward_fn=reward_contains("AC/DC: 2"), metadata={"environment": "films"}).trajectory
+    assert third.extras["skills"]["used"] is not None
+    shown = policy.seen_system[-1]
+    assert "Worked example" not in shown and "## Procedure" in shown  # another database: the procedure only

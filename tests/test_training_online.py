@@ -220,12 +220,15 @@ def test_play_runs_episodes_concurrently_in_task_order() -> None:
             Engine.made += 1
 
     active, peak, lock = [0], [0], threading.Lock()
+    wave: list[threading.Barrier | None] = [threading.Barrier(4, timeout=30)]  # four at once, however slow to start
 
     def episode(task: int) -> Trajectory:
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        time.sleep(0.05)
+        if wave[0] is not None:
+            wave[0].wait()
+        time.sleep(0.05)  # a fifth episode, if the pool let one in, would be counted here
         with lock:
             active[0] -= 1
         return Trajectory(task=str(task))
@@ -233,5 +236,5 @@ def test_play_runs_episodes_concurrently_in_task_order() -> None:
     out = play(list(range(8)), episode, 4, Engine())
     assert [t.task for t in out] == [str(i) for i in range(8)]
     assert peak[0] == 4 and Engine.made == 1  # bounded pool; the policy is shipped once, before the pool
-    peak[0] = 0
+    peak[0], wave[0] = 0, None
     assert [t.task for t in play([1, 2], episode, 1, Engine())] == ["1", "2"] and peak[0] == 1

@@ -44,8 +44,12 @@ ENGINE_ENV = "AGENTKIT_ENGINE"
 _TORCH_ONLY_OPTIONS = ("dtype", "device", "autocast_bf16")
 
 
-def resolve_model(spec: str | Model, **options: Any) -> Model:
-    """Turn a model string into a backend; a `Model` object is returned as it is."""
+def resolve_model(spec: str | Model, *, parallel: int = 1, **options: Any) -> Model:
+    """Turn a model string into a backend; a `Model` object is returned as it is.
+
+    `parallel`: calls an in-process llama.cpp model serves at once (one context each, for threads that
+    call it together, e.g. `evaluate(concurrency=N)`); servers batch concurrent requests on their own and
+    the torch engine runs one call at a time, so other backends ignore it."""
     if not isinstance(spec, str):
         return spec
     prefix, sep, rest = spec.partition(":")
@@ -73,7 +77,9 @@ def resolve_model(spec: str | Model, **options: Any) -> Model:
         from agentkit.models.adapter import load_with_adapter, split_adapter_spec
 
         base, adapter = split_adapter_spec(rest)  # local:BASE+ADAPTER_DIR: a LoRA adapter on a local model (torch)
-        return load_local(rest, **options) if adapter is None else load_with_adapter(base, adapter, **options)
+        if adapter is None:
+            return load_local(rest, parallel=parallel, **options)
+        return load_with_adapter(base, adapter, **options)
     if prefix == "script":
         from agentkit.testing import ScriptedModel
 
@@ -81,12 +87,13 @@ def resolve_model(spec: str | Model, **options: Any) -> Model:
     raise ModelConfigError(f"unknown model backend {prefix!r} in {spec!r} (openai, vllm, litellm, local, script)")
 
 
-def load_local(spec: str, *, engine: str | None = None, **options: Any) -> Model:
+def load_local(spec: str, *, engine: str | None = None, parallel: int = 1, **options: Any) -> Model:
     """An in-process model: an embedded name (`default`, `smollm2-135m`), a `.gguf` file or a saved folder.
 
     `engine` ("auto", "llama.cpp" or "torch"; default `$AGENTKIT_ENGINE`, else "auto") picks the
     runtime: auto takes llama.cpp for GGUF models when llama-cpp-python is installed (and no
     torch-only option such as `dtype` is given), and torch otherwise. Training always uses torch.
+    `parallel`: llama.cpp slots (see `LlamaCppModel`); the torch engine runs one call at a time.
     """
     engine = (engine or os.environ.get(ENGINE_ENV) or "auto").lower().replace("llamacpp", "llama.cpp")
     if engine not in LOCAL_ENGINES:
@@ -108,4 +115,4 @@ def load_local(spec: str, *, engine: str | None = None, **options: Any) -> Model
         raise ModelConfigError(f"the llama.cpp engine is not installed: {INSTALL_HINT}")
     path = embedded_gguf_path(spec) if embedded_model(spec) is not None else os.path.expanduser(spec)
     options.setdefault("name", f"local:{spec or 'default'}")
-    return LlamaCppModel(path, **options)
+    return LlamaCppModel(path, parallel=parallel, **options)

@@ -6,6 +6,10 @@ sampling temperature), a token picked (greedy, or sampled with temperature / top
 generator), recorded with its log-probability and fed back. So every turn records token ids and
 log-probs, as the torch engine does, for training.
 
+`parallel` slots (llama.cpp's own term) serve that many calls at once, each slot a llama.cpp context
+with its own KV cache (the weights are memory-mapped once). A call takes the free slot whose cached
+prompt shares the longest prefix with its own, so concurrent conversations keep their caches.
+
 Turns of one conversation reuse the KV cache: the new prompt's ids are compared with the ids in the
 cache and only the suffix after their common prefix is evaluated. When the new prompt text extends
 the previous prompt + completion, the previous ids are kept as they are and only the new text is
@@ -82,6 +86,19 @@ class _CacheState:
     text: str
 
 
+@dataclass
+class _Slot:
+    """One llama.cpp context and what its KV cache holds."""
+
+    llm: Any
+    state: _CacheState | None = None
+    busy: bool = False
+
+    def shared_prefix(self, text: str) -> int:
+        """Characters of `text` this slot's cached conversation already covers (0 when it is not a prefix)."""
+        return len(self.state.text) if self.state is not None and text.startswith(self.state.text) else 0
+
+
 class LlamaCppModel:
     """A GGUF model on llama.cpp, with token ids and log-probs of every generated token.
 
@@ -94,11 +111,13 @@ class LlamaCppModel:
         default_temperature: used when the settings leave temperature unset.
         max_new_tokens: used when the settings leave max_tokens unset.
         reuse_cache: keep the KV cache across calls of one conversation.
+        parallel: calls served at once (threads calling `generate` together, e.g. `evaluate(concurrency=N)`),
+            each in its own context of `n_threads`; more slots than free cores / threads is slower.
     """
 
     def __init__(self, model_path: str | Path, *, name: str = "local", n_threads: int | None = None,
                  n_ctx: int | None = None, text_tools: bool | None = None, default_temperature: float = 0.7,
-                 max_new_tokens: int = 512, reuse_cache: bool = True) -> None:
+                 max_new_tokens: int = 512, reuse_cache: bool = True, parallel: int = 1) -> None:
         if not llama_cpp_available():
             raise ModelConfigError(f"the llama.cpp engine needs llama-cpp-python: {INSTALL_HINT}")
         import numpy as np
@@ -109,12 +128,15 @@ class LlamaCppModel:
         path = Path(model_path)
         if not path.is_file():
             raise ModelConfigError(f"no GGUF file at {path}")
+        if parallel < 1:
+            raise ModelConfigError(f"parallel must be at least 1, not {parallel}")
         try:
-            self.llm = Llama(str(path), n_ctx=n_ctx or DEFAULT_CONTEXT,
-                             n_threads=threads, n_threads_batch=threads, n_batch=512, logits_all=False,
-                             verbose=False)
+            self._slots = [_Slot(Llama(str(path), n_ctx=n_ctx or DEFAULT_CONTEXT, n_threads=threads,
+                                       n_threads_batch=threads, n_batch=512, logits_all=False, verbose=False))
+                           for _ in range(parallel)]
         except (ValueError, RuntimeError) as exc:
             raise ModelConfigError(f"llama.cpp could not load {path}: {exc}") from exc
+        self.llm = self._slots[0].llm  # tokeniser and metadata (the vocabulary is read-only, shared by calls)
         self.name = name
         self.model_path = path
         self.n_threads = threads
@@ -127,8 +149,7 @@ class LlamaCppModel:
         self._special = {"bos_token": self._piece(self.llm.token_bos()), "eos_token": self._piece(self.llm.token_eos())}
         self._n_vocab = self.llm.n_vocab()
         self._stop_ids = self._find_stop_ids()
-        self._lock = threading.RLock()
-        self._state: _CacheState | None = None
+        self._free = threading.Condition()
         self._raw_texts = RawTexts()
 
     # -- the Model protocol -----------------------------------------------------------------------
@@ -148,13 +169,16 @@ class LlamaCppModel:
         prompt_text = self.render_prompt(messages, tools) + prefix
         if prefix:
             yield TextDelta(prefix)
-        with self._lock:
+        slot = self._acquire(prompt_text)
+        try:
             result: Any = None
-            for item in self._decode(prompt_text, settings):
+            for item in self._decode(slot, prompt_text, settings):
                 if isinstance(item, TextDelta):
                     yield item
                 else:
                     result = item
+        finally:
+            self._release(slot)
         prompt_ids, completion_ids, logprobs, text, finish, temperature = result
         text = prefix + text
         message = to_message(text, tools)
@@ -170,11 +194,18 @@ class LlamaCppModel:
         chat = render_chat(messages, tools, text_tools=self.text_tools, raw_text=self._raw_texts.get)
         return render_template(self.chat_template, chat, () if self.text_tools else tools, **self._special)
 
+    @property
+    def parallel(self) -> int:
+        """How many calls this model serves at once."""
+        return len(self._slots)
+
     def reset_cache(self) -> None:
-        """Forget the KV cache of the previous call."""
-        with self._lock:
-            self._state = None
-            self.llm.reset()
+        """Forget the KV cache of previous calls (waits for calls in progress)."""
+        slots = [self._acquire("") for _ in self._slots]
+        for slot in slots:
+            slot.state = None
+            slot.llm.reset()
+            self._release(slot)
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids of `text`, special tokens included, no BOS added (as the torch engine's tokenizer)."""
@@ -184,8 +215,23 @@ class LlamaCppModel:
         """Text of token ids, special tokens written out."""
         return self.llm.detokenize(list(ids), special=True).decode("utf-8", errors="replace")
 
+    # -- slots ------------------------------------------------------------------------------------
+    def _acquire(self, prompt_text: str) -> _Slot:
+        """The free slot whose cache covers most of `prompt_text` (waits while all are busy)."""
+        with self._free:
+            while all(slot.busy for slot in self._slots):
+                self._free.wait()
+            slot = max((s for s in self._slots if not s.busy), key=lambda s: s.shared_prefix(prompt_text))
+            slot.busy = True
+            return slot
+
+    def _release(self, slot: _Slot) -> None:
+        with self._free:
+            slot.busy = False
+            self._free.notify()
+
     # -- decoding ---------------------------------------------------------------------------------
-    def _decode(self, prompt_text: str, settings: GenerationSettings) -> Iterator[Any]:
+    def _decode(self, slot: _Slot, prompt_text: str, settings: GenerationSettings) -> Iterator[Any]:
         np = self._np
         temperature = self.default_temperature if settings.temperature is None else settings.temperature
         greedy = temperature <= 0
@@ -194,12 +240,12 @@ class LlamaCppModel:
         rng = np.random.default_rng(settings.seed)
         limit = self.llm.n_ctx()
 
-        prompt_ids = self._prompt_ids(prompt_text)
+        prompt_ids = self._prompt_ids(slot, prompt_text)
         if len(prompt_ids) >= limit:
             raise ModelConfigError(f"prompt of {len(prompt_ids)} tokens does not fit the context of {limit} tokens")
         max_tokens = min(max_tokens, limit - len(prompt_ids))
-        self._state = None  # not reusable until the loop ends cleanly
-        logits = self._prefill(prompt_ids)
+        slot.state = None  # not reusable until the loop ends cleanly
+        logits = self._prefill(slot.llm, prompt_ids)
         completion: list[int] = []
         logprobs: list[float] = []
         detok = IncrementalText(self.detokenize)
@@ -211,15 +257,15 @@ class LlamaCppModel:
             return token, float(logp[token])
 
         text, finish = yield from decode_tokens(
-            logits, choose=choose, advance=lambda token: self._eval([token]), max_tokens=max_tokens,
+            logits, choose=choose, advance=lambda token: self._eval(slot.llm, [token]), max_tokens=max_tokens,
             stop_ids=self._stop_ids, stops=tuple(s for s in settings.stop if s), detok=detok,
             completion=completion, logprobs=logprobs)
         if self.reuse_cache:
-            self._state = _CacheState(ids=prompt_ids + completion, text=prompt_text + self.detokenize(completion))
+            slot.state = _CacheState(ids=prompt_ids + completion, text=prompt_text + self.detokenize(completion))
         yield prompt_ids, completion, logprobs, text, finish, record_temp
 
-    def _prompt_ids(self, prompt_text: str) -> list[int]:
-        state = self._state if self.reuse_cache else None
+    def _prompt_ids(self, slot: _Slot, prompt_text: str) -> list[int]:
+        state = slot.state if self.reuse_cache else None
         if state is not None and prompt_text.startswith(state.text) and len(prompt_text) > len(state.text):
             ids = state.ids + self.tokenize(prompt_text[len(state.text):])
         else:
@@ -228,19 +274,18 @@ class LlamaCppModel:
             raise ModelConfigError("the rendered prompt is empty")
         return ids
 
-    def _prefill(self, prompt_ids: list[int]) -> Any:
+    def _prefill(self, llm: Any, prompt_ids: list[int]) -> Any:
         """Evaluate what the KV cache lacks of `prompt_ids`; the logits of the last prompt position."""
-        llm = self.llm
         keep = common_prefix(list(llm.input_ids[: llm.n_tokens]), prompt_ids) if self.reuse_cache else 0
         keep = min(keep, len(prompt_ids) - 1)  # at least one token is fed to get the next logits
         llm.n_tokens = keep  # `eval` drops the cache beyond n_tokens
-        return self._eval(prompt_ids[keep:])
+        return self._eval(llm, prompt_ids[keep:])
 
-    def _eval(self, ids: list[int]) -> Any:
+    def _eval(self, llm: Any, ids: list[int]) -> Any:
         import llama_cpp
 
-        self.llm.eval(ids)
-        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        llm.eval(ids)
+        pointer = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
         return self._np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).astype(self._np.float64)
 
     # -- helpers ----------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from agentkit.serving import (
     ServeOptions,
     ServePlan,
     cpu_count,
+    cpu_dtype_for_this_cpu,
     cpu_supports_fp8_kv,
     detect_gpu,
     mask_secrets,
@@ -131,6 +132,7 @@ class VLLMServer:
         if platform == "cpu":
             options.setdefault("cpu_threads", cpu_count())
             options.setdefault("cpu_fp8_kv", cpu_supports_fp8_kv())
+            options.setdefault("cpu_dtype", cpu_dtype_for_this_cpu())
         plan = plan_serve(read_model_config(model), None if platform == "cpu" else gpu or detect_gpu(), version,
                           ServeOptions(model=model, python=python, platform=platform, **options))
         plan.notes[:0] = notes

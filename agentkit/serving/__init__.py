@@ -39,6 +39,7 @@ What the plan switches on, and the vLLM facts it rests on (checked against vLLM'
 from agentkit.serving.environment import (
     VLLM_PYTHON_ENV,
     cpu_count,
+    cpu_dtype_for_this_cpu,
     cpu_supports_fp8_kv,
     detect_gpu,
     installed_vllm_version,
@@ -64,6 +65,7 @@ __all__ = [
     "ServePlan",
     "UnsupportedServeConfig",
     "cpu_count",
+    "cpu_dtype_for_this_cpu",
     "cpu_supports_fp8_kv",
     "detect_gpu",
     "installed_vllm_version",

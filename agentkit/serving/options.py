@@ -108,7 +108,8 @@ class ServeOptions:
     cpu_fp8_kv: bool | None = None
     """CPU platform: whether this CPU can hold an FP8 KV cache (vLLM needs AVX-512 or AMX); None: unknown."""
     cpu_dtype: str = "bfloat16"
-    """CPU platform: the weights' dtype (`--dtype`): bfloat16 or float32."""
+    """CPU platform: the weights' dtype (`--dtype`): bfloat16 or float32 (agentkit's launchers pick
+    `cpu_dtype_for_this_cpu()`: float32 where the CPU has no native bf16)."""
 
 
 @dataclass

@@ -127,7 +127,7 @@ def _check_parallelism(cfg: Mapping[str, Any], gpu: GpuInfo | None, options: Ser
 
 
 def _plan_cpu(options: ServeOptions, args: list[str], env: dict[str, str], notes: list[str]) -> tuple[str, None]:
-    """vLLM's CPU build: eager, bf16, its KV cache in RAM; an FP8 KV cache works there, FP8 weights do not."""
+    """vLLM's CPU build: eager, bf16 or fp32, its KV cache in RAM; an FP8 KV cache works there, FP8 weights do not."""
     if options.cpu_dtype not in ("bfloat16", "float32"):
         raise UnsupportedServeConfig(f"CPU dtype {options.cpu_dtype!r}: vLLM's CPU build serves bfloat16 or float32")
     args += ["--enforce-eager", "--dtype", options.cpu_dtype]
@@ -142,7 +142,8 @@ def _plan_cpu(options: ServeOptions, args: list[str], env: dict[str, str], notes
         raise UnsupportedServeConfig("an FP8 KV cache on CPU needs AVX-512 or AMX (vLLM's CPU kernels), which "
                                      "this CPU lacks: drop --fp8")
     if options.fp8:
-        notes.append("CPU: FP8 KV cache (fp8_e4m3, half the cache memory); weights stay bf16")
+        weights = "bf16" if options.cpu_dtype == "bfloat16" else "fp32"
+        notes.append(f"CPU: FP8 KV cache (fp8_e4m3, half the cache memory); weights stay {weights}")
         return "fp8", None
     return "auto", None
 

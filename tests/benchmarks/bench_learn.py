@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--notes-threshold", type=float, default=0.4)
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="evaluation tasks at once (a local model gets as many llama.cpp slots)")
     parser.add_argument("--out", type=Path, default=Path("bench-out/learn"))
     args = parser.parse_args(argv)
 
@@ -60,14 +62,15 @@ def main(argv: list[str] | None = None) -> int:
     for row in args.rows.split(","):
         for seed in (int(s) for s in args.seeds.split(",")):
             out = args.out / f"{row}-seed{seed}"
-            model = resolve_model(args.model)  # fresh per row: rl trains it in place
+            model = resolve_model(args.model, parallel=args.concurrency)  # fresh per row: rl trains it in place
             rl_config = None
             if row == "rl-grpo":
                 rl_config = default_rl_config(env, seed, args.max_steps, args.max_tokens).model_copy(
                     update={"algo": "grpo"})
             report = learn(env, model, budget=args.budget, methods=ROWS[row], out=out, seed=seed, unseen=unseen,
                            resume=(out / "state.json").exists(), max_steps=args.max_steps,
-                           max_tokens=args.max_tokens, notes_threshold=args.notes_threshold, rl_config=rl_config)
+                           max_tokens=args.max_tokens, notes_threshold=args.notes_threshold, rl_config=rl_config,
+                           concurrency=args.concurrency)
             line = report.table_row().replace(f"| {'+'.join(ROWS[row])} |", f"| {row} (seed {seed}) |", 1)
             lines.append(line)
             print(line, flush=True)

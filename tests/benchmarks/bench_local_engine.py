@@ -11,6 +11,9 @@ For each embedded model (same GGUF, same thread count):
    vocabulary at the generated positions.
 3. start: `agentkit chat` from launch to its prompt (stdin `/exit`), first run in a fresh agentkit home
    (the Qwen GGUF is assembled and hashed) and then warm.
+4. parallel: throughput (replies/min and generated tok/s) of independent conversations called from
+   `--calls` threads at once, for one slot of 1 thread, one slot of 2 threads, and 2 slots of 1 thread
+   each (`parallel=2`, what `agentkit eval/learn --concurrency 2` loads); the choice for a 2-core machine.
 
     python tests/benchmarks/bench_local_engine.py --threads 2 --models smollm2-135m default
 """
@@ -161,6 +164,36 @@ def chat_start(runs: int) -> dict[str, Any]:
     return {"cold_s": times[0], "warm_s": times[1:], "screen": screen[-600:]}
 
 
+def parallel(name: str, calls: int, new_tokens: int) -> dict[str, Any]:
+    """Replies/min of `calls` different conversations sent together, per (slots, threads) layout."""
+    from concurrent.futures import ThreadPoolExecutor
+    from functools import partial
+
+    from agentkit.messages import Message
+    from agentkit.models import GenerationSettings
+    from agentkit.models.embedded import embedded_gguf_path
+    from agentkit.models.llamacpp import LlamaCppModel
+
+    settings = GenerationSettings(temperature=0.0, max_tokens=new_tokens)
+    chats = [[Message.system("You are a helpful assistant."),
+              Message.user(f"Conversation {i}. {PROMPT_WORDS}")] for i in range(calls)]
+    out: dict[str, Any] = {}
+    for slots, threads in ((1, 1), (1, 2), (2, 1)):
+        model = LlamaCppModel(embedded_gguf_path(name), n_threads=threads, parallel=slots, n_ctx=4096)
+        model.generate([*chats[0][:1], Message.user("hi")], settings=GenerationSettings(temperature=0, max_tokens=4))
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(calls) as pool:
+            replies = list(pool.map(partial(model.generate, settings=settings), chats))
+        wall = time.perf_counter() - t0
+        tokens = sum(r.usage.output_tokens for r in replies)
+        key = f"{slots}x{threads}"
+        out[key] = {"slots": slots, "threads": threads, "replies_per_min": round(calls * 60 / wall, 2),
+                    "gen_tok_s": round(tokens / wall, 2), "wall_s": round(wall, 1)}
+        print(f"  parallel {key}: {out[key]}", flush=True)
+        del model
+    return out
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         kind, name, threads, new = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
@@ -171,7 +204,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--new-tokens", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "numerics", "start"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=["speed", "numerics", "start", "parallel"])
+    parser.add_argument("--calls", type=int, default=4, help="conversations sent at once in the parallel test")
     parser.add_argument("--numerics", nargs="*", default=["smollm2-135m", "default"],
                         help="models whose torch numerics are compared (loads the model in torch)")
     parser.add_argument("--out", type=Path, default=None)
@@ -184,6 +218,8 @@ def main() -> None:
             entry["speed"] = speed(name, args.threads, args.new_tokens, args.repeats)
         if "numerics" not in args.skip and name in args.numerics:
             entry["numerics"] = numerics(name, args.threads, 48)
+        if "parallel" not in args.skip:
+            entry["parallel"] = parallel(name, args.calls, args.new_tokens)
         results[name] = entry
     if "start" not in args.skip:
         results["chat_start"] = chat_start(3)

@@ -154,8 +154,11 @@ def main() -> None:
     parser.add_argument("--rl-tokens", type=int, default=16, help="max new tokens per rollout")
     parser.add_argument("--rl-steps", type=int, default=3)
     parser.add_argument("--skip-rl", action="store_true")
-    parser.add_argument("--cpu-dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    parser.add_argument("--cpu-dtype", default=None, choices=["bfloat16", "float32"],
+                        help="default: what agentkit's launcher picks for this CPU (cpu_dtype_for_this_cpu)")
     parser.add_argument("--with-tis", action="store_true", help="add a concurrent run with TIS correction")
+    parser.add_argument("--no-lora", action="store_true",
+                        help="serve without --enable-lora (start and decode only: what LoRA support costs)")
     args = parser.parse_args()
 
     from agentkit.models.servable import prepare_servable
@@ -164,8 +167,9 @@ def main() -> None:
     t0 = time.perf_counter()
     prepare_servable("local:smollm2-135m")
     results: dict[str, Any] = {"prepare_s": time.perf_counter() - t0}
-    plan = VLLMServer.plan_for("local:smollm2-135m", port=free_port(), runtime_lora=True, max_lora_rank=8,
-                               max_loras=2, max_model_len=2048, cpu_dtype=args.cpu_dtype)
+    lora = {} if args.no_lora else {"runtime_lora": True, "max_lora_rank": 8, "max_loras": 2}
+    dtype = {} if args.cpu_dtype is None else {"cpu_dtype": args.cpu_dtype}
+    plan = VLLMServer.plan_for("local:smollm2-135m", port=free_port(), max_model_len=2048, **lora, **dtype)
     results["command"] = plan.command_line()
     t0 = time.perf_counter()
     with VLLMServer(plan, startup_timeout=900) as server:
@@ -175,10 +179,13 @@ def main() -> None:
         results["decode_8_tok_s"] = decode_rate(server, 8, args.tokens)
         print(f"decode: 1 stream {results['decode_1_tok_s']:.1f} tok/s, 8 streams {results['decode_8_tok_s']:.1f}",
               flush=True)
-        results["overhead"] = overhead(server, args.calls)
-        print(json.dumps(results["overhead"]), flush=True)
-        results["lora_decode"] = lora_decode(server, args.tokens)
-        print(json.dumps(results["lora_decode"]), flush=True)
+        if args.no_lora:
+            args.skip_rl = True
+        else:
+            results["overhead"] = overhead(server, args.calls)
+            print(json.dumps(results["overhead"]), flush=True)
+            results["lora_decode"] = lora_decode(server, args.tokens)
+            print(json.dumps(results["lora_decode"]), flush=True)
         if not args.skip_rl:
             runs = [(1, "none", 0), (8, "none", 0), (8, "none", 1)] + ([(8, "tis", 0)] if args.with_tis else [])
             results["rl"] = []

@@ -131,6 +131,7 @@ def learn(
     notes_threshold: float = DEFAULT_THRESHOLD,
     notes_batch: int = 4,
     rl_config: Any = None,
+    concurrency: int = 1,
     on_event: Callable[[LearnEvent], None] | None = None,
 ) -> LearningReport:
     """Learn on the train split with `methods` and report held-out success before and after.
@@ -152,6 +153,8 @@ def learn(
             tasks it solves greedily; rl samples at its `TrainConfig.temperature`). Evaluations are greedy.
         skill_options: `SkillSettings` overrides; notes_threshold: the notebook's retrieval cosine.
         notes_batch: tasks per Mistake Notebook Learning batch; rl_config: a `TrainConfig` for the rl method.
+        concurrency: evaluation tasks run at once, and skills-learning episodes per step (a model string naming
+            a local model gets as many llama.cpp slots); notes batches and rl steps keep their own order.
         on_event: called with a `LearnEvent` as the run progresses.
     """
     methods = list(dict.fromkeys(methods))
@@ -162,7 +165,7 @@ def learn(
     out = Path(out)
     emit = on_event or (lambda event: None)
     train, held, held_env = _split(env, heldout, heldout_fraction, seed)
-    meter = MeteredModel(resolve_model(model))
+    meter = MeteredModel(resolve_model(model, parallel=concurrency))
     config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,
               "train": [t.id for t in train], "heldout": [t.id for t in held],
               "unseen": getattr(unseen, "name", None), "budget": [spent_budget.minutes, spent_budget.episodes]}
@@ -170,8 +173,9 @@ def learn(
     ctx = LearnContext(env=env, train=train, model=meter, out=out, seed=seed, max_steps=max_steps,
                        train_settings=GenerationSettings(temperature=train_temperature, max_tokens=max_tokens),
                        instructions=instructions, skill_options=dict(skill_options or {}),
-                       notes_threshold=notes_threshold, notes_batch=notes_batch, rl_config=rl_config)
-    run = _Run(ctx, state, out, emit, max_tokens)
+                       notes_threshold=notes_threshold, notes_batch=notes_batch, rl_config=rl_config,
+                       concurrency=concurrency)
+    run = _Run(ctx, state, out, emit, max_tokens, concurrency)
     if "rl" in state["done"] and (out / "adapter").is_dir():
         reapply_adapter(meter.inner, out / "adapter")  # resumed after the rl phase: its adapter is needed
 
@@ -252,8 +256,9 @@ class _Run:
     """The phases of one learning run over a shared, persisted state."""
 
     def __init__(self, ctx: LearnContext, state: dict[str, Any], out: Path, emit: Callable[[LearnEvent], None],
-                 max_tokens: int | None) -> None:
+                 max_tokens: int | None, concurrency: int = 1) -> None:
         self.ctx, self.state, self.out, self.emit = ctx, state, out, emit
+        self.concurrency = concurrency
         self.eval_settings = GenerationSettings(temperature=0.0, max_tokens=max_tokens)
         self.details: dict[str, dict[str, Any]] = {}
         # Train trajectory files back to their last saved length (a step killed after writing is redone).
@@ -294,7 +299,8 @@ class _Run:
 
         self.emit(LearnEvent(f"eval {label}", "starting", 0, len(tasks)))
         tokens0, t0 = self.ctx.model.tokens, time.perf_counter()
-        result = evaluate(env, EvalConfig(label, build), tasks=tasks, log=log, on_result=advance)
+        result = evaluate(env, EvalConfig(label, build), tasks=tasks, log=log, on_result=advance,
+                          concurrency=self.concurrency)
         if notes is not None:
             notes.close()
         score = Score.of(label, result, minutes=(time.perf_counter() - t0) / 60, tokens=self.ctx.model.tokens - tokens0)

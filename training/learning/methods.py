@@ -16,6 +16,7 @@ import json
 import shutil
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,7 @@ class LearnContext:
     notes_threshold: float = DEFAULT_THRESHOLD
     notes_batch: int = 4
     rl_config: Any = None
+    concurrency: int = 1
 
     def agent(self, tools: list[Any], *, settings: GenerationSettings, extensions: Sequence[Extension] = (),
               model: Any = None) -> Agent:
@@ -153,17 +155,27 @@ class SkillsLearner:
         self.library = open_skills(ctx.out / "skills", ctx.skill_options, learning=True)
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
-        """One train episode with the learning library; returns its trajectory."""
-        task = self.ctx.next_task(progress)
+        """One train episode with the learning library (`concurrency` of them at once, on different tasks);
+        returns their trajectories."""
+        n = min(self.ctx.concurrency, len(self.ctx.train))
+        tasks = list({t.id: t for t in (self.ctx.next_task(progress) for _ in range(n))}.values())
 
         def build(tools: list[Any]) -> Agent:
             return self.ctx.agent(tools, settings=self.ctx.train_settings, extensions=[self.library])
 
-        trajectory = run_episode(build, self.ctx.env, task, metadata={"learn_method": "skills"})
-        record = trajectory.records.get(SKILLS)
-        progress["admitted"] = progress.get("admitted", 0) + int(record is not None and record.admitted)
-        progress["successes"] = progress.get("successes", 0) + int(succeeded(trajectory))
-        return [trajectory]
+        def play(task: Task) -> Trajectory:
+            return run_episode(build, self.ctx.env, task, metadata={"learn_method": "skills"})
+
+        if len(tasks) == 1:
+            trajectories = [play(tasks[0])]
+        else:
+            with ThreadPoolExecutor(len(tasks), thread_name_prefix="agentkit-learn") as pool:
+                trajectories = list(pool.map(play, tasks))
+        for trajectory in trajectories:
+            record = trajectory.records.get(SKILLS)
+            progress["admitted"] = progress.get("admitted", 0) + int(record is not None and record.admitted)
+            progress["successes"] = progress.get("successes", 0) + int(succeeded(trajectory))
+        return trajectories
 
     def details(self, progress: dict[str, Any]) -> dict[str, Any]:
         """The method's progress figures for the report."""
