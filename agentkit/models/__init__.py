@@ -79,7 +79,8 @@ def resolve_model(spec: str | Model, *, parallel: int = 1, **options: Any) -> Mo
         base, adapter = split_adapter_spec(rest)  # local:BASE+ADAPTER_DIR: a LoRA adapter on a local model (torch)
         if adapter is None:
             return load_local(rest, parallel=parallel, **options)
-        return load_with_adapter(base, adapter, **options)
+        adapted: Model = load_with_adapter(base, adapter, **options)  # the torch engine (peft)
+        return adapted
     if prefix == "script":
         from agentkit.testing import ScriptedModel
 

@@ -60,7 +60,7 @@ def run_agentkit(args: argparse.Namespace) -> dict[str, Any]:
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    local = LocalModel.load("smollm2-135m")
+    local = LocalModel.load(args.local)
     tok = local.tokenizer
     prompts = [local.render_prompt([Message.system(SYSTEM), Message.user(q)]) for q in QUESTIONS]
     prompt_ids = [tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
@@ -212,6 +212,8 @@ def main() -> None:
     p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32", help="agentkit's training precision")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--model", default="")
+    p.add_argument("--local", default="smollm2-135m",
+                   help="agentkit's embedded model to train (--impl agentkit; e.g. default, the 0.5B Qwen)")
     p.add_argument("--tokenizer", default="")
     p.add_argument("--trl-python", default="", help="python of the environment where TRL is installed")
     p.add_argument("--trl-results", default="", help="JSON list of TRL results already measured (skip TRL runs)")
