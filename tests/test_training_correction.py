@@ -43,6 +43,8 @@ def test_mismatch_metrics_by_hand() -> None:
     assert m["mismatch_kl"] == pytest.approx(sum(k3) / 3)
     assert m["mismatch_ratio_max"] == pytest.approx(2.0)
     assert mismatch_metrics(TRAIN, TRAIN) == {"mismatch_kl": 0.0, "mismatch_ratio_max": 1.0}
+    noise = torch.tensor([3e-8, -2e-8, 5e-8])  # fp32 serving vs an fp32 trainer: rounding-level differences
+    assert mismatch_metrics(TRAIN + noise, TRAIN)["mismatch_kl"] >= 0.0  # k3 never reads below zero
 
 
 def _grad_norm(data, tmp_path, **kw) -> tuple[float, dict]:

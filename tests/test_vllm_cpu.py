@@ -202,9 +202,9 @@ def test_online_training_with_vllm_rollouts(vllm_server, tmp_path: Path) -> None
     records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     updated = [r for r in records if "mismatch_kl" in r]
     assert updated, records
-    for r in updated:  # bf16 vLLM vs the float32 trainer: a small, measured mismatch
+    for r in updated:  # vLLM (bf16 or fp32, the CPU's dtype) vs the float32 trainer: a small, measured mismatch
         assert math.isfinite(r["mismatch_kl"]) and 0 <= r["mismatch_kl"] < 0.5
-        assert r["mismatch_ratio_max"] >= 1.0 and "tis_clipped_frac" in r
+        assert 0.5 < r["mismatch_ratio_max"] < 10 and "tis_clipped_frac" in r
 
 
 def test_fp8_kv_cache_starts_and_answers(tmp_path: Path) -> None:

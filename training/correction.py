@@ -33,7 +33,7 @@ def mismatch_metrics(train_logp: torch.Tensor, rollout_logp: torch.Tensor, mask:
     if not bool(keep.any()):
         return {"mismatch_kl": 0.0, "mismatch_ratio_max": 1.0}
     r = r[keep]
-    k3 = torch.exp(-r) + r - 1.0
+    k3 = (torch.exp(-r) + r - 1.0).clamp_min(0.0)  # >= 0 exactly; float rounding dips to -1e-9 when r ~ 0
     return {"mismatch_kl": float(k3.mean()), "mismatch_ratio_max": float(torch.exp(r).max())}
 
 
