@@ -38,9 +38,12 @@ TOOL_TASK = "Use the add tool to add 17 and 25."
 
 
 def test_plan_on_cpu_is_what_works_there(vllm_server) -> None:
+    from agentkit.serving import cpu_dtype_for_this_cpu
+
     args, env = vllm_server.plan.args, vllm_server.plan.env
     assert args[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
     assert "--enforce-eager" in args and "--quantization" not in args
+    assert args[args.index("--dtype") + 1] == cpu_dtype_for_this_cpu()  # fp32 where bf16 would be emulated
     assert args[args.index("--tool-call-parser") + 1] == "hermes" and "--chat-template" in args
     assert env["VLLM_CPU_KVCACHE_SPACE"] == "1" and env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
     assert vllm_server.admin.model_ids() == ["smollm2-135m"]
@@ -305,3 +308,35 @@ def test_fsdp_training_ships_the_gathered_adapter_to_vllm(vllm_server, tmp_path:
     assert len(rollouts) == 8 and all(t.has_tokens for t in rollouts)  # 2 steps x 2 tasks x G=2, both ranks
     assert {(t.metadata["train_step"], t.model) for t in rollouts} == {(0, "fsdp-step-0"), (1, "fsdp-step-1")}
     assert sorted(p.name for p in (out / "adapters").iterdir()) == ["fsdp-step-1", "fsdp-step-2"]  # keep=2, rank 0
+
+
+def test_skills_and_notes_learned_with_one_model_are_used_by_a_vllm_model(vllm_server, tmp_path: Path) -> None:
+    """Learn locally, deploy on a server: the artefacts of `learn` (made here by a scripted model) load and
+    reach a `vllm:` model's prompt on held-out tasks; whether they help is the benchmark's question."""
+    from test_learn_loop import NOTE_MARK, OPTIONS, SKILL_MARK, LearningScript, clinic
+
+    from agentkit.environments.base import run_episode
+    from agentkit.memory.notebook import MistakeNotebook
+    from agentkit.records import NOTES, SKILLS
+    from agentkit.skills import SkillLibrary
+    from agentkit.training.learning import learn
+
+    env = clinic(10)
+    report = learn(env, LearningScript([env]), budget="6ep", methods=("skills", "notes"), out=tmp_path / "run",
+                   seed=3, **OPTIONS)
+    skills = SkillLibrary.open(tmp_path / "run" / "skills", query="task", rerank="top", distill="off", min_score=-1.0)
+    notes = MistakeNotebook.open(tmp_path / "run" / "notes", threshold=-1.0)
+    served = vllm_server.model()
+    settings = GenerationSettings(max_tokens=12, temperature=0)
+    held = [t for t in env.tasks() if t.id in report.heldout_tasks][:2]
+    for task in held:
+        trajectory = run_episode(lambda tools: Agent(served, tools, max_steps=1, settings=settings,
+                                                     extensions=[skills, notes]), env, task)
+        act = trajectory.turns[[t.phase for t in trajectory.turns].index("act")]
+        prompt = "\n".join(m.content for m in trajectory.messages[: act.n_input])  # what the server was sent
+        used = trajectory.records.get(SKILLS)
+        assert used is not None and used.used and SKILL_MARK in prompt  # the learned skill reached the server
+        assert "Worked example" in prompt  # same environment: its example too
+        shown = trajectory.records.get(NOTES)
+        assert shown is not None and shown.root and NOTE_MARK in prompt  # and the learned note
+    notes.close()

@@ -182,24 +182,30 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
     return all(any(alt.lower() in text for alt in group) for group in item["answer"])
 
 
-def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int) -> dict[str, Any]:
-    """Run every request; per-kind and overall right-call and right-answer rates."""
-    rows = []
-    for item in items:
+def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1) -> dict[str, Any]:
+    """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
+    requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(item: dict[str, Any]) -> dict[str, Any]:
         agent = Agent(model, TOOLS, max_steps=4, settings=GenerationSettings(temperature=0, max_tokens=max_tokens))
         reset = getattr(model, "reset_cache", None)
-        if callable(reset):
+        if callable(reset) and concurrency == 1:
             reset()
         started = time.perf_counter()
         result = agent.run(item["request"])
         calls = [(c.name, c.arguments) for t in result.trajectory.turns for c in t.output.tool_calls]
-        rows.append({"id": item["id"], "kind": item["kind"], "right_call": right_call(item, calls),
-                     "right_answer": right_answer(item, result.answer, calls), "calls": calls,
-                     "answer": (result.answer or "")[:200], "seconds": round(time.perf_counter() - started, 2),
-                     "output_tokens": result.trajectory.usage.output_tokens})
-        print(f"  {item['id']:<22} call={'ok' if rows[-1]['right_call'] else '--'} "
-              f"answer={'ok' if rows[-1]['right_answer'] else '--'} {rows[-1]['seconds']:>6.1f}s "
-              f"{json.dumps(calls)[:90]} | {rows[-1]['answer'][:60]!r}", flush=True)
+        row = {"id": item["id"], "kind": item["kind"], "right_call": right_call(item, calls),
+               "right_answer": right_answer(item, result.answer, calls), "calls": calls,
+               "answer": (result.answer or "")[:200], "seconds": round(time.perf_counter() - started, 2),
+               "output_tokens": result.trajectory.usage.output_tokens}
+        print(f"  {item['id']:<22} call={'ok' if row['right_call'] else '--'} "
+              f"answer={'ok' if row['right_answer'] else '--'} {row['seconds']:>6.1f}s "
+              f"{json.dumps(calls)[:90]} | {row['answer'][:60]!r}", flush=True)
+        return row
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        rows = list(pool.map(one, items))
     summary: dict[str, Any] = {"n": len(rows)}
     for kind in ("all", *sorted({r["kind"] for r in rows})):
         sel = [r for r in rows if kind == "all" or r["kind"] == kind]
@@ -237,6 +243,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the CPUs)")
     parser.add_argument("--sql-limit", type=int, default=10, help="Chinook easy tasks per planner (0: skip)")
     parser.add_argument("--max-tokens", type=int, default=160)
+    parser.add_argument("--concurrency", type=int, default=1, help="tool-use requests at once (llama.cpp slots)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
@@ -248,13 +255,14 @@ def main() -> None:
         for fmt in args.formats:
             started = time.perf_counter()
             options = {"n_threads": args.threads} if args.threads and args.engine != "torch" else {}
+            options.update({"parallel": args.concurrency} if args.concurrency > 1 else {})
             model = load_local(spec.removeprefix("local:"), engine=args.engine, text_tools=(fmt == "text"), **options)
             key = f"{spec} [{fmt}, {type(model).__name__}]"
             if fmt == "native" and getattr(model, "text_tools", True):
                 print(f"{key}: no native tool template; skipped (the text protocol row covers it)")
                 continue
             print(f"== {key} (loaded in {time.perf_counter() - started:.1f}s)", flush=True)
-            entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens)}
+            entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency)}
             if args.sql_limit and fmt == ("native" if not getattr(model, "text_tools", True) else "text"):
                 entry["sql"] = run_sql(model, args.sql_limit, 256, Path("bench-out/capability-sql") / spec[6:])
             entry["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
