@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from agentkit.jsontext import strict_json
 from agentkit.messages import Message
+from agentkit.repeats import call_key
 from agentkit.skills import prompts
 from agentkit.skills.model import DistilledSkill
 from agentkit.trajectory import Trajectory
@@ -197,17 +198,19 @@ def run_digest(trajectory: Trajectory, max_chars: int = 3_000, step_chars: int =
 
 def worked_example(trajectory: Trajectory, max_calls: int = 4, arg_chars: int = 600,
                    result_chars: int = 160) -> str:
-    """The calls that worked in a successful run (failed calls dropped, the last `max_calls` kept), as a
+    """The calls that worked in a successful run (failed and repeated calls dropped, the last `max_calls` kept), as a
     worked example of a skill: copied from the run, not written by the model, so it is right by construction.
     A call whose arguments or result read like an instruction injection is left out (tool results are data
     from outside, and a skill is shown to every later run that retrieves it)."""
     results = {m.tool_call_id: m for m in trajectory.messages if m.role == "tool"}
     lines: list[str] = []
+    seen: set[str] = set()
     for message in trajectory.messages:
         for call in message.tool_calls if message.role == "assistant" else ():
             result = results.get(call.id)
-            if result is None or result.is_error:
+            if result is None or result.is_error or call_key(call) in seen:  # failed, or a repeat
                 continue
+            seen.add(call_key(call))
             args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
             line = f"- {call.name}({_clip(args, arg_chars)})\n  → {_clip(result.content, result_chars)}"
             if not any(pattern.search(line) for pattern in _INJECTION):

@@ -143,6 +143,7 @@ def _run_with_calls(*steps: tuple[str, dict[str, object], str, bool], answer: st
 def test_a_worked_example_keeps_the_calls_that_worked_in_order():
     run = _run_with_calls(("run_sql", {"query": "SELECT COUNT(*) FROM Genres"}, "no such table: Genres", True),
                           ("run_sql", {"query": "SELECT COUNT(*) FROM Genre"}, "[[25]]", False),
+                          ("run_sql", {"query": "SELECT COUNT(*) FROM Genre"}, "You already called run_sql", False),
                           ("confirm_answer", {"sql": "SELECT COUNT(*) FROM Genre"}, "answer recorded", False))
     example = worked_example(run)
     assert example.splitlines() == ['- run_sql(query="SELECT COUNT(*) FROM Genre")', "  → [[25]]",
