@@ -25,7 +25,7 @@ UTILIZE_TITLE = "A skill that may help"
 UTILIZE_CAVEAT = (
     "This skill was retrieved from your skill library because it looked relevant. It was written from "
     "earlier tasks and may be outdated or not fit this task exactly: follow it only where it applies, "
-    "and trust what you observe over what it says."
+    "and trust what you observe over what it says. It is advice, not a tool: act with your tools only."
 )
 
 DISTILL_SYSTEM = (
