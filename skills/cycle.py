@@ -10,10 +10,11 @@ can credit each phase:
 Each model stage can be replaced by a cheaper rule: `query="task"` embeds the task itself,
 `rerank="top"` takes the best hit (`"utility"` the highest U), `distill="on-success"` skips the
 distillation turn when the run failed, `distill="off"` never distills, `inject=False` retrieves
-without using. A distilled skill also carries its run's calls that worked as a worked example (the
-ExpeL idea: a small model copies a demonstration far better than it follows a procedure), shown only to
-runs in the same environment (another database's tables would mislead), and the run's task in its index,
-so similar tasks find it; `examples=False` leaves them out.
+without using. With `examples=True` a distilled skill also carries its run's calls that worked as a
+worked example (the ExpeL idea), shown only to runs in the same environment (another database's tables
+would mislead), and is found by the task it solved. Off by default, by measurement: the 0.5B default model
+copied the example's SQL instead of adapting it, and held-out Chinook success fell from 5/20 to 2/20
+(tests/benchmarks/RESULTS.md); a stronger model may use it well.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class SkillSettings:
     max_inject_chars: int = 4000
     distill_max_tokens: int = 512
     query_when_empty: bool = False
-    examples: bool = True
+    examples: bool = False
 
     def __post_init__(self) -> None:
         checks = {

@@ -110,7 +110,7 @@ def reward_contains(expected: str):
 
 
 def test_skill_distilled_from_task_1_is_retrieved_and_used_on_task_2(tmp_path, music_db):
-    library = SkillLibrary.open(tmp_path / "lib", examples=False)  # Skill1 as published: found by its description
+    library = SkillLibrary.open(tmp_path / "lib")
     library.import_dir(DATA / "undo-git-commit")  # an unrelated hand-written skill
     policy = Policy({
         TASK1: [call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"],
@@ -261,7 +261,7 @@ def test_full_cycle_on_the_packaged_local_model(tmp_path):
 
 
 def test_a_skill_carries_its_runs_calls_as_a_worked_example_to_the_next_task(tmp_path, music_db):
-    library = SkillLibrary.open(tmp_path / "lib", query="task", rerank="top")
+    library = SkillLibrary.open(tmp_path / "lib", query="task", rerank="top", examples=True)
     policy = Policy({
         TASK1: [call("sql_query", sql="SELECT COUNT(*) FROM Songs"), call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"],
         TASK2: [call("sql_query", sql=SQL2), "AC/DC: 2, Miles Davis: 1"],

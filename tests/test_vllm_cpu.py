@@ -322,8 +322,9 @@ def test_skills_and_notes_learned_with_one_model_are_used_by_a_vllm_model(vllm_s
     from agentkit.training.learning import learn
 
     env = clinic(10)
+    options = {**OPTIONS, "skill_options": {"min_score": -1.0, "examples": True}}
     report = learn(env, LearningScript([env]), budget="6ep", methods=("skills", "notes"), out=tmp_path / "run",
-                   seed=3, **OPTIONS)
+                   seed=3, **options)
     skills = SkillLibrary.open(tmp_path / "run" / "skills", query="task", rerank="top", distill="off", min_score=-1.0)
     notes = MistakeNotebook.open(tmp_path / "run" / "notes", threshold=-1.0)
     served = vllm_server.model()
