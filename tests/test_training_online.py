@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,6 +177,7 @@ def test_metrics_reach_wandb_and_a_resumed_run_continues_it(tmp_path: Path, monk
     for step, loss in [(1, 0.5), (2, 0.25)]:
         log.write({"step": step, "loss": loss, "grad_norm": float("nan")})
     log.close()
+    time.sleep(1.1)  # wandb names an offline run's folder by the second it started: two runs, two folders
     resumed = MetricsLog(tmp_path, wandb_project="agentkit-test", resume_step=2)
     resumed.write({"step": 3, "loss": 0.125})
     resumed.close()
