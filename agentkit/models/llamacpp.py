@@ -201,11 +201,12 @@ class LlamaCppModel:
 
     def reset_cache(self) -> None:
         """Forget the KV cache of previous calls (waits for calls in progress)."""
-        slots = [self._acquire("") for _ in self._slots]
-        for slot in slots:
-            slot.state = None
-            slot.llm.reset()
-            self._release(slot)
+        with self._free:
+            while any(slot.busy for slot in self._slots):
+                self._free.wait()
+            for slot in self._slots:
+                slot.state = None
+                slot.llm.reset()
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids of `text`, special tokens included, no BOS added (as the torch engine's tokenizer)."""

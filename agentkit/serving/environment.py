@@ -86,13 +86,18 @@ def vllm_distribution(python: str | None = None) -> tuple[str, str] | None:
     return (parts[0], parts[1]) if len(parts) == 2 else None
 
 
-def cpu_supports_fp8_kv() -> bool | None:
-    """Whether this x86 CPU has AVX-512 or AMX (what vLLM's CPU FP8 KV cache needs); None where unknown."""
+def _cpu_flags() -> str | None:
+    """The text of /proc/cpuinfo (None where there is none)."""
     try:
-        flags = Path("/proc/cpuinfo").read_text()
+        return Path("/proc/cpuinfo").read_text()
     except OSError:
         return None
-    return any(f" {flag}" in flags for flag in ("avx512f", "amx_tile"))
+
+
+def cpu_supports_fp8_kv() -> bool | None:
+    """Whether this x86 CPU has AVX-512 or AMX (what vLLM's CPU FP8 KV cache needs); None where unknown."""
+    flags = _cpu_flags()
+    return None if flags is None else any(f" {flag}" in flags for flag in ("avx512f", "amx_tile"))
 
 
 def cpu_dtype_for_this_cpu(cpuinfo: str | None = None) -> str:
@@ -100,9 +105,8 @@ def cpu_dtype_for_this_cpu(cpuinfo: str | None = None) -> str:
     (AVX-512 BF16 or AMX), float32 elsewhere, where bf16 is emulated (on a 2-core AVX2 EPYC, float32 decoded
     8 streams at 75 tok/s against bf16's 35: `bench_vllm_cpu.py`); bfloat16 (vLLM's own default) where unknown.
     `cpuinfo`: the text of /proc/cpuinfo (read when not given)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text() if cpuinfo is None else cpuinfo
-    except OSError:
+    flags = _cpu_flags() if cpuinfo is None else cpuinfo
+    if flags is None:
         return "bfloat16"
     native = any(f" {flag}" in flags for flag in ("avx512_bf16", "amx_bf16"))
     return "bfloat16" if native or " avx2" not in flags else "float32"

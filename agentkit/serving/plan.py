@@ -131,8 +131,9 @@ def _plan_cpu(options: ServeOptions, args: list[str], env: dict[str, str], notes
     if options.cpu_dtype not in ("bfloat16", "float32"):
         raise UnsupportedServeConfig(f"CPU dtype {options.cpu_dtype!r}: vLLM's CPU build serves bfloat16 or float32")
     args += ["--enforce-eager", "--dtype", options.cpu_dtype]
+    weights = "bf16" if options.cpu_dtype == "bfloat16" else "fp32"
     notes.append("CPU: eager mode (compiling the graphs makes start-up ~4x slower and LoRA needs eager "
-                 f"anyway), {'bf16' if options.cpu_dtype == 'bfloat16' else 'fp32'} weights")
+                 f"anyway), {weights} weights")
     env["VLLM_CPU_KVCACHE_SPACE"] = f"{options.cpu_kv_cache_gib:g}"
     if options.cpu_threads:
         env["VLLM_CPU_OMP_THREADS_BIND"] = f"0-{options.cpu_threads - 1}" if options.cpu_threads > 1 else "0"
@@ -142,7 +143,6 @@ def _plan_cpu(options: ServeOptions, args: list[str], env: dict[str, str], notes
         raise UnsupportedServeConfig("an FP8 KV cache on CPU needs AVX-512 or AMX (vLLM's CPU kernels), which "
                                      "this CPU lacks: drop --fp8")
     if options.fp8:
-        weights = "bf16" if options.cpu_dtype == "bfloat16" else "fp32"
         notes.append(f"CPU: FP8 KV cache (fp8_e4m3, half the cache memory); weights stay {weights}")
         return "fp8", None
     return "auto", None

@@ -175,7 +175,7 @@ def learn(
                        instructions=instructions, skill_options=dict(skill_options or {}),
                        notes_threshold=notes_threshold, notes_batch=notes_batch, rl_config=rl_config,
                        concurrency=concurrency)
-    run = _Run(ctx, state, out, emit, max_tokens, concurrency)
+    run = _Run(ctx, state, out, emit, max_tokens)
     if "rl" in state["done"] and (out / "adapter").is_dir():
         reapply_adapter(meter.inner, out / "adapter")  # resumed after the rl phase: its adapter is needed
 
@@ -256,9 +256,8 @@ class _Run:
     """The phases of one learning run over a shared, persisted state."""
 
     def __init__(self, ctx: LearnContext, state: dict[str, Any], out: Path, emit: Callable[[LearnEvent], None],
-                 max_tokens: int | None, concurrency: int = 1) -> None:
+                 max_tokens: int | None) -> None:
         self.ctx, self.state, self.out, self.emit = ctx, state, out, emit
-        self.concurrency = concurrency
         self.eval_settings = GenerationSettings(temperature=0.0, max_tokens=max_tokens)
         self.details: dict[str, dict[str, Any]] = {}
         # Train trajectory files back to their last saved length (a step killed after writing is redone).
@@ -300,7 +299,7 @@ class _Run:
         self.emit(LearnEvent(f"eval {label}", "starting", 0, len(tasks)))
         tokens0, t0 = self.ctx.model.tokens, time.perf_counter()
         result = evaluate(env, EvalConfig(label, build), tasks=tasks, log=log, on_result=advance,
-                          concurrency=self.concurrency)
+                          concurrency=self.ctx.concurrency)
         if notes is not None:
             notes.close()
         score = Score.of(label, result, minutes=(time.perf_counter() - t0) / 60, tokens=self.ctx.model.tokens - tokens0)

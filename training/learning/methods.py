@@ -108,6 +108,11 @@ class LearnContext:
         progress["cursor"] = progress.get("cursor", 0) + 1
         return task
 
+    def next_tasks(self, progress: dict[str, Any], n: int) -> list[Task]:
+        """The next `n` train tasks (at most the split's size), each once."""
+        tasks = [self.next_task(progress) for _ in range(min(n, len(self.train)))]
+        return list({t.id: t for t in tasks}.values())
+
 
 def skills_settings(options: dict[str, Any], *, learning: bool) -> dict[str, Any]:
     """Skill-cycle settings: rule-based query and rerank (cheap and robust on small models), distil only
@@ -157,8 +162,7 @@ class SkillsLearner:
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One train episode with the learning library (`concurrency` of them at once, on different tasks);
         returns their trajectories."""
-        n = min(self.ctx.concurrency, len(self.ctx.train))
-        tasks = list({t.id: t for t in (self.ctx.next_task(progress) for _ in range(n))}.values())
+        tasks = self.ctx.next_tasks(progress, self.ctx.concurrency)
 
         def build(tools: list[Any]) -> Agent:
             return self.ctx.agent(tools, settings=self.ctx.train_settings, extensions=[self.library])
@@ -199,8 +203,7 @@ class NotesLearner:
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One batch of train tasks run with the notebook, learnt from (kept or rolled back); returns its runs."""
         ctx = self.ctx
-        batch = [ctx.next_task(progress) for _ in range(min(ctx.notes_batch, len(ctx.train)))]
-        batch = list({t.id: t for t in batch}.values())
+        batch = ctx.next_tasks(progress, ctx.notes_batch)
         episodes: dict[str, Any] = {}
         produced: list[Trajectory] = []
 
