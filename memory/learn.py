@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -125,19 +126,24 @@ def _reward(value: float | Mapping[str, float]) -> float:
 
 
 def answer_batch(notebook: MistakeNotebook, tasks: Sequence[Task], reward_fn: TaskRewardFn, agent: AgentSource,
-                 report: LearnReport) -> dict[str, tuple[float, Trajectory | None]]:
-    """Run every task once with the notebook attached; reward by `reward_fn(task, trajectory)`."""
-    results: dict[str, tuple[float, Trajectory | None]] = {}
-    for task in tasks:
+                 report: LearnReport, concurrency: int = 1) -> dict[str, tuple[float, Trajectory | None]]:
+    """Run every task once with the notebook attached (`concurrency` at a time); reward by
+    `reward_fn(task, trajectory)`. Results come back in the tasks' order."""
+
+    def one(task: Task) -> tuple[float, Trajectory | None]:
         runner = (agent if isinstance(agent, Agent) else agent(task)).with_extensions(notebook)
         try:
             result: RunResult = runner.run(task.prompt, task_id=task.id)
-            results[task.id] = (_reward(reward_fn(task, result.trajectory)), result.trajectory)
+            return _reward(reward_fn(task, result.trajectory)), result.trajectory
         except Exception as error:  # one broken run must not lose the batch; it counts as a failure
             log.warning("task %s failed to run: %s", task.id, error)
             report.skipped.append(f"task {task.id}: run error {type(error).__name__}: {error}")
-            results[task.id] = (0.0, None)
-    return results
+            return 0.0, None
+
+    if concurrency <= 1 or len(tasks) <= 1:
+        return {task.id: one(task) for task in tasks}
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(tasks))) as pool:
+        return dict(zip([t.id for t in tasks], pool.map(one, tasks), strict=True))
 
 
 def error_context(trajectory: Trajectory | None, max_chars: int = 1500) -> str:
@@ -267,7 +273,8 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
           agent: AgentSource, analyst: Model | str | None = None, *, success_at: float = 1.0,
           merge_threshold: float = 0.9, max_retries: int = 2,
           analyst_settings: GenerationSettings | None = None,
-          baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None = None) -> LearnReport:
+          baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None = None,
+          concurrency: int = 1) -> LearnReport:
     """One batch step of Mistake Notebook Learning (see the module docstring).
 
     Args:
@@ -281,6 +288,8 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
         merge_threshold: subject cosine at which a new note merges into an existing one.
         baseline_results: the previous step's `report.results` on this same batch, reused as the
             baseline instead of answering again (only sound for a deterministic agent, e.g. greedy).
+        concurrency: tasks answered at once in each answering pass (`reward_fn` and `agent` must then be
+            safe to call from several threads).
     """
     batch = as_tasks(tasks)
     report = LearnReport(tasks=len(batch))
@@ -289,13 +298,15 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
     with notebook.learn_lock():
         return _learn_step(notebook, batch, reward_fn, agent, analyst, report, success_at=success_at,
                            merge_threshold=merge_threshold, max_retries=max_retries,
-                           analyst_settings=analyst_settings, baseline_results=baseline_results)
+                           analyst_settings=analyst_settings, baseline_results=baseline_results,
+                           concurrency=concurrency)
 
 
 def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: TaskRewardFn, agent: AgentSource,
                 analyst: Model | str | None, report: LearnReport, *, success_at: float, merge_threshold: float,
                 max_retries: int, analyst_settings: GenerationSettings | None,
-                baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None) -> LearnReport:
+                baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None,
+                concurrency: int) -> LearnReport:
     if analyst is None:
         if not isinstance(agent, Agent):
             raise ValueError("pass analyst= when agent is a factory function")
@@ -308,7 +319,7 @@ def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: TaskRew
     if baseline_results is not None and all(t.id in baseline_results for t in batch):
         baseline = {t.id: baseline_results[t.id] for t in batch}
     else:
-        baseline = answer_batch(notebook, batch, reward_fn, agent, report)
+        baseline = answer_batch(notebook, batch, reward_fn, agent, report, concurrency)
     report.results = dict(baseline)
     report.baseline = {tid: r for tid, (r, _) in baseline.items()}
     # 2. Real failures.
@@ -346,7 +357,7 @@ def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: TaskRew
     try:
         notebook.notes.update(updated)
         notebook.save()
-        again = answer_batch(notebook, batch, reward_fn, agent, report)
+        again = answer_batch(notebook, batch, reward_fn, agent, report, concurrency)
         report.after = {tid: r for tid, (r, _) in again.items()}
         # 7. Pairwise comparison with the baseline.
         for task in batch:

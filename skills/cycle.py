@@ -8,13 +8,17 @@ can credit each phase:
      "query": str, "distilled": {...} | None, "admitted": bool, "refused_reason": str | None}
 
 Each model stage can be replaced by a cheaper rule: `query="task"` embeds the task itself,
-`rerank="top"` takes the best hit (`"utility"` the highest U), `distill="on-success"` skips the
-distillation turn when the run failed, `distill="off"` never distills, `inject=False` retrieves
-without using. With `examples=True` a distilled skill also carries its run's calls that worked as a
-worked example (the ExpeL idea), shown only to runs in the same environment (another database's tables
-would mislead), and is found by the task it solved. Off by default, by measurement: the 0.5B default model
-copied the example's SQL instead of adapting it, and held-out Chinook success fell from 5/20 to 2/20
-(tests/benchmarks/RESULTS.md); a stronger model may use it well.
+`rerank="top"` takes the best hit (`"utility"` the highest U), `distill="on-success"` skips
+the distillation turn when the run failed, `distill="off"` never distills, `inject=False` retrieves
+without using. A distilled skill remembers the task it solved; a library queried by the task
+(`query="task"`) finds skills by that task (the nearest solved task, as ExpeL retrieves), one queried by a
+model-written query by their description. Measured on the default 0.5B model (tests/benchmarks/RESULTS.md):
+found by the solved task, learnt Chinook skills were shown on 10 of 26 questions of an unseen database and
+turned 3 wrong answers right, none the other way; found by description, none was shown there.
+With `examples=True` a distilled skill also carries its run's calls that worked as a worked example,
+shown only to runs in the same environment (another database's tables would mislead). Off by default, by
+measurement: the 0.5B default model copied the example's SQL instead of adapting it, and held-out Chinook
+success fell from 5/20 to 2/20; a stronger model may use it well.
 """
 
 from __future__ import annotations
@@ -208,11 +212,11 @@ class SkillCycle:
             self.library.refuse(reason, trajectory_id=trajectory.id, name=name or None)
             return
         skill = parsed.skill.to_skill(trajectory_id=trajectory.id, initial_utility=self.settings.initial_utility)
+        # found by the task it solved (the nearest solved task, as ExpeL retrieves); its calls are kept as a
+        # worked example only with `examples=True` (the run's own calls: right, since the run succeeded)
         example = worked_example(trajectory) if self.settings.examples else ""
-        if example:  # the run's own calls: what a small model copies best, and right (the run succeeded)
-            task = " ".join(trajectory.task.split())[:600]
-            scope = _scope(trajectory)
-            skill = skill.model_copy(update={"example": example, "example_task": task, "example_scope": scope})
+        task = " ".join(trajectory.task.split())[:600]
+        skill = skill.model_copy(update={"example": example, "example_task": task, "example_scope": _scope(trajectory)})
         admission = self.library.add(skill, trajectory_id=trajectory.id)
         record.admitted = admission.admitted
         record.refused_reason = None if admission.admitted else admission.reason

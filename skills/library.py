@@ -84,10 +84,11 @@ class SkillLibrary:
         if index and manifest.get("index") != index:
             manifest = folder.update_manifest(index=index)
         location = manifest.get("index") or str(folder.index)
-        collection = f"skills-{manifest['uid']}"
         settings = settings or SkillSettings()
         if overrides:
             settings = settings.replace(**overrides)
+        # one collection per kind of query: task queries match solved tasks, model-written ones descriptions
+        collection = f"skills-{manifest['uid']}" + ("-tasks" if settings.query == "task" else "")
         library = cls(folder, SkillIndex(location, collection, embedder, hnsw or HnswSettings()), settings)
         library.sync_index(only_if_needed=True)
         return library
@@ -164,7 +165,8 @@ class SkillLibrary:
         if k <= 0:
             return []
         vector = self.index.embed([query])[0] if isinstance(query, str) else np.asarray(query, dtype=np.float32)
-        self._catch_up()
+        if self._catch_up():  # a writer querying the other way indexed its skills in its own collection
+            self.sync_index(only_if_needed=True)
         hits = self.index.query(vector, k * 4 if ucb_c > 0 else k)
         found: list[Retrieved] = []
         for hit in hits:
@@ -216,7 +218,7 @@ class SkillLibrary:
         are refused. The library then retires skills beyond its capacity.
         """
         check_name(skill.name)
-        text = skill.index_text()
+        text = self._index_text(skill)
         vector = self.index.embed([text])[0] if embedding is None else np.asarray(embedding, dtype=np.float32)
         with self.folder.lock():
             self._catch_up()
@@ -256,7 +258,7 @@ class SkillLibrary:
         added = 0
         for start in range(0, len(skills), batch):
             chunk = list(skills[start : start + batch])
-            vectors = (self.index.embed([s.index_text() for s in chunk]) if embeddings is None
+            vectors = (self.index.embed([self._index_text(s) for s in chunk]) if embeddings is None
                        else np.asarray(embeddings[start : start + batch], dtype=np.float32))
             with self.folder.lock():
                 for skill in chunk:
@@ -265,7 +267,7 @@ class SkillLibrary:
                         raise ValueError(f"a skill named {skill.name!r} already exists")
                 for skill in chunk:
                     write_skill_dir(skill, self.folder.skills / skill.name, durable=False)
-                self.index.upsert([s.id for s in chunk], [s.index_text() for s in chunk], [s.name for s in chunk],
+                self.index.upsert([s.id for s in chunk], [self._index_text(s) for s in chunk], [s.name for s in chunk],
                                   embeddings=vectors)
                 self._changed()
                 added += len(chunk)
@@ -355,7 +357,7 @@ class SkillLibrary:
                 found.append((path, read_skill_dir(path)))
             except SkillFormatError as error:
                 results.append(self.refuse(str(error), trajectory_id=None, name=path.name, source="import"))
-        vectors = self.index.embed([skill.index_text() for _, skill in found]) if found else None
+        vectors = self.index.embed([self._index_text(skill) for _, skill in found]) if found else None
         for i, (path, skill) in enumerate(found):
             assert vectors is not None
             results.append(self.add(skill, copy_from=path, dedup=dedup, replace=replace, embedding=vectors[i]))
@@ -398,7 +400,7 @@ class SkillLibrary:
                 self.index.delete(extra)
             for start in range(0, len(missing), 256):
                 chunk = missing[start : start + 256]
-                self.index.upsert([s.id for s in chunk], [s.index_text() for s in chunk], [s.name for s in chunk])
+                self.index.upsert([s.id for s in chunk], [self._index_text(s) for s in chunk], [s.name for s in chunk])
             if missing or extra:
                 self._changed()
             return {"added": len(missing), "removed": len(extra)}
@@ -471,15 +473,20 @@ class SkillLibrary:
                 return candidate
         raise RuntimeError(f"no free name for skill {name!r}")
 
+    def _index_text(self, skill: Skill) -> str:
+        return skill.index_text(by_task=self.settings.query == "task")
+
     def _changed(self) -> None:
         self._generation = self.folder.bump("generation")
 
-    def _catch_up(self) -> None:
-        """If another process changed the index since we last looked, make chromadb replay its log."""
+    def _catch_up(self) -> bool:
+        """If another process changed the library since we last looked, make chromadb replay its log (True)."""
         generation = self.folder.state().get("generation", 0)
-        if generation != self._generation:
-            self.index.refresh()
-            self._generation = generation
+        if generation == self._generation:
+            return False
+        self.index.refresh()
+        self._generation = generation
+        return True
 
     def __repr__(self) -> str:
         return f"SkillLibrary({str(self.folder.root)!r}, index={self.index.location!r})"

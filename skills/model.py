@@ -69,8 +69,9 @@ class Skill(BaseModel):
     description: str
     when_to_use: str = ""
     body: str = ""
-    # a worked example (distilled skills): the calls that solved `example_task` in the environment named
-    # `example_scope` ("" where the run had none); shown only to runs in that same environment
+    # distilled skills: the task they solved (`example_task`, found by it when queries are tasks) in the
+    # environment named `example_scope` ("" where the run had none), and with `examples=True` the calls that
+    # solved it (`example`), shown only to runs in that same environment
     example: str = ""
     example_task: str = ""
     example_scope: str = ""
@@ -86,11 +87,12 @@ class Skill(BaseModel):
     last_used_at: float | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
-    def index_text(self) -> str:
-        """The text whose embedding retrieval matches queries against: the task of the worked example when
-        there is one (the nearest solved task, as ExpeL retrieves; MiniLM scores a similar question ~0.7
-        against it and ~0.45 against it joined to a generic description), else description and when to use."""
-        if self.example_task.strip():
+    def index_text(self, by_task: bool = False) -> str:
+        """The text whose embedding retrieval matches queries against: with `by_task`, the task the skill was
+        distilled from when there is one (the nearest solved task, as ExpeL retrieves: for libraries queried
+        by the task itself; MiniLM scores a similar question ~0.7 against it and ~0.45 against it joined to a
+        generic description), else description and when to use (what a model-written query describes)."""
+        if by_task and self.example_task.strip():
             return self.example_task.strip()
         parts = [self.description.strip(), self.when_to_use.strip()]
         return "\n".join(p for p in parts if p)

@@ -6,6 +6,7 @@ import json
 import logging
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,23 @@ def test_failures_are_clustered_by_label_and_a_helpful_note_is_accepted(tmp_path
     # A second step on the same batch finds no failures and changes nothing.
     again = reopened.learn(TASKS, reward, Agent(agent_model()), analyst=analyst_model())
     assert again.failures == 0 and not again.accepted and len(reopened) == 1
+
+
+def test_a_step_answers_its_batch_concurrently_with_the_same_outcome(tmp_path: Path, embedder: Embedder) -> None:
+    book = open_book(tmp_path / "notes", embedder)
+    barrier, waited = threading.Barrier(2, timeout=10), set()
+
+    def agent_for(task):  # type: ignore[no-untyped-def]
+        if task.id in ("genre", "artist") and task.id not in waited:  # the first two run at the same time
+            waited.add(task.id)
+            barrier.wait()
+        return Agent(agent_model())
+
+    report = book.learn(TASKS, reward, agent_for, analyst=analyst_model(), concurrency=2)
+    assert waited == {"genre", "artist"}
+    assert report.baseline == {"genre": 0.0, "artist": 0.0, "brazil": 1.0}
+    assert list(report.after) == ["genre", "artist", "brazil"] and report.accepted
+    assert (report.wins, report.ties, report.losses) == (2, 1, 0)
 
 
 def test_similar_labels_form_one_cluster_even_when_the_analyst_does_not_reuse(tmp_path: Path,

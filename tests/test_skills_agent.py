@@ -273,7 +273,7 @@ def test_a_skill_carries_its_runs_calls_as_a_worked_example_to_the_next_task(tmp
     assert (stored.example_task, stored.example_scope) == (TASK1, "music")
     assert stored.example.startswith(f'- sql_query(sql="{SQL1}")\n  → [[')
     assert "Songs" not in stored.example  # the call that failed is not part of the example
-    assert TASK1 in stored.index_text()  # a task like it finds the skill
+    assert stored.index_text(by_task=True) == TASK1  # a task like it finds the skill
     demo = f'sql_query(sql="{SQL1}")'
     second = agent.run(TASK2, reward_fn=reward_contains("AC/DC: 2"), metadata={"environment": "music"}).trajectory
     assert second.extras["skills"]["used"] == stored.id
@@ -283,3 +283,19 @@ def test_a_skill_carries_its_runs_calls_as_a_worked_example_to_the_next_task(tmp
     assert third.extras["skills"]["used"] is not None
     shown = policy.seen_system[-1]
     assert "Worked example" not in shown and "## Procedure" in shown  # another database: the procedure only
+
+
+def test_a_skill_is_found_by_the_task_it_solved_and_shows_no_example_by_default(tmp_path, music_db):
+    library = SkillLibrary.open(tmp_path / "lib", query="task", rerank="top")
+    policy = Policy({
+        TASK1: [call("sql_query", sql=SQL1), "Rock: 2, Jazz: 1"],
+        TASK2: [call("sql_query", sql=SQL2), "AC/DC: 2, Miles Davis: 1"],
+    })
+    agent = Agent(FunctionModel(policy), tools=[sql_tool(music_db)], extensions=[library])
+    agent.run(TASK1, reward_fn=reward_contains("Rock: 2"), metadata={"environment": "music"})
+    stored = library.get(DISTILLED_NAME)
+    assert (stored.example, stored.example_task) == ("", TASK1) and stored.index_text(by_task=True) == TASK1
+    second = agent.run(TASK2, reward_fn=reward_contains("AC/DC: 2"), metadata={"environment": "music"}).trajectory
+    assert second.extras["skills"]["used"] == stored.id
+    shown = policy.seen_system[-1]
+    assert "## Procedure" in shown and "Worked example" not in shown and SQL1 not in shown

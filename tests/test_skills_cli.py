@@ -109,3 +109,13 @@ def test_slash_skills_command_in_a_chat(tmp_path):
     assert "distilled skill admitted" in out.getvalue()
     assert library.get("miles-to-km").source_trajectory == session.trajectories[-1].id
     assert library.get("unit-conversion").utility == pytest.approx(0.525)
+
+
+def test_show_names_the_task_a_distilled_skill_solved(tmp_path):
+    from agentkit.skills import Skill
+
+    library = SkillLibrary.open(tmp_path / "lib")
+    library.add(Skill(name="count-rows", description="Count rows with COUNT(*).", source="distilled",
+                      example_task="How many playlists are there?"))
+    code, out = cli("show", "count-rows", "-l", str(tmp_path / "lib"))
+    assert code == 0 and "Solved: How many playlists are there?" in out and "Worked example" not in out

@@ -270,3 +270,18 @@ def test_optional_ucb_bonus_reorders_candidates_above_the_floor(tmp_path):
     ranked = library.retrieve(query, ucb_c=0.5)
     assert [r.skill.name for r in ranked] == ["useful", "close"]
     assert ranked[0].score == pytest.approx(0.8, abs=1e-3)  # the score stays the similarity
+
+
+def test_task_queries_find_skills_by_the_task_they_solved_and_model_queries_by_description(tmp_path):
+    solved = "How many invoices were billed to customers in Germany?"
+    skill = Skill(name="count-filtered", description="Count the rows that match a condition with WHERE and COUNT(*).",
+                  example_task=solved, source="distilled")
+    by_task = SkillLibrary.open(tmp_path / "lib", query="task")
+    by_model = SkillLibrary.open(tmp_path / "lib")  # opened before the skill exists: it catches up
+    assert by_task.add(skill).status == "added"
+    task_hits = by_task.retrieve("How many invoices were billed to customers in France?", min_score=-1.0)
+    described = by_model.retrieve("count rows matching a condition using COUNT and WHERE", min_score=-1.0)
+    assert [h.skill.id for h in task_hits] == [h.skill.id for h in described] == [skill.id]
+    assert task_hits[0].score > 0.8  # a question like the solved one, not the description, is what matched
+    assert described[0].score > by_task.retrieve("count rows matching a condition using COUNT and WHERE",
+                                                 min_score=-1.0)[0].score

@@ -227,7 +227,7 @@ class NotesLearner:
             return {"reward": 1.0 if succeeded(trajectory) else 0.0}
 
         try:
-            result = self.notebook.learn(batch, reward, agent_for, analyst=ctx.model)
+            result = self.notebook.learn(batch, reward, agent_for, analyst=ctx.model, concurrency=ctx.concurrency)
         finally:
             for episode in episodes.values():
                 episode.close()
