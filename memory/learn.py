@@ -38,6 +38,7 @@ from agentkit.memory.prompts import (
     ANALYST_SYSTEM,
     CASE_TEMPLATE,
     LABEL_PROMPT,
+    NOTE_PLACEHOLDERS,
     NOTE_PROMPT,
     RETRY_PROMPT,
 )
@@ -261,12 +262,32 @@ def write_note(analyst: Analyst, label: str, cases: Sequence[tuple[Task, Traject
         missing = [k for k in required if k not in data]
         if missing:
             raise ValueError(f"missing sections: {', '.join(missing)}")
-        return Note(subject=label, **{k: data[k] for k in required},
+        data = _without_placeholders({k: data[k] for k in required})
+        return Note(subject=label, **data,
                     source_trajectories=[t.id for _, t in cases if t is not None],
                     source_tasks=[task.id for task, _ in cases])
 
     note: Note = analyst.ask(prompt, validate)
     return note
+
+
+def _without_placeholders(sections: dict[str, Any]) -> dict[str, Any]:
+    """The note's sections without what the analyst copied from the template: copied list items are dropped
+    (the rest is kept); a copied text section, or a list left empty, is an error the analyst is asked to fix."""
+    def copied(text: Any) -> bool:
+        low = " ".join(str(text).split()).lower()
+        return bool(low) and any(low == p.lower() for p in NOTE_PLACEHOLDERS)
+
+    out: dict[str, Any] = {}
+    for key, value in sections.items():
+        if isinstance(value, list):
+            value = [item for item in value if not copied(item)]
+            if not value:
+                raise ValueError(f"{key} only repeats the template's description; write real items")
+        elif copied(value):
+            raise ValueError(f"{key} only repeats the template's description; write the real text")
+        out[key] = value
+    return out
 
 
 def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: TaskRewardFn,

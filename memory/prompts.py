@@ -1,5 +1,7 @@
 """The prompts of the mistake notebook (METHODS.md §4), kept as data."""
 
+import re
+
 NOTES_TITLE = "Notes from past mistakes"
 
 NOTES_INSTRUCTION = (
@@ -60,3 +62,7 @@ Agent's attempt:
 {expected}"""
 
 RETRY_PROMPT = "Your reply could not be used: {error}. Answer again with the JSON object only."
+
+# The note template's placeholder texts (read from it, so they cannot drift): a small analyst copies them
+# back (the 0.5B default model did, in every section), and a copied section is not a note.
+NOTE_PLACEHOLDERS = frozenset(re.findall(r'"\w+": \[?"([^"]+)"', NOTE_PROMPT))

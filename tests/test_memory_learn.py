@@ -160,6 +160,27 @@ def test_malformed_analyst_output_is_retried_then_the_cluster_is_skipped(tmp_pat
     assert bad_subject.clusters == {} and "10 to 50 words" in bad_subject.skipped[0]
 
 
+def test_a_note_that_copies_the_template_is_sent_back_and_copied_items_are_dropped(tmp_path: Path,
+                                                                                   embedder: Embedder) -> None:
+    from agentkit.memory.prompts import NOTE_PLACEHOLDERS
+
+    copied = note_json(correct_approach="how to solve tasks of this subject, step by step")
+    mixed = note_json(anti_patterns=["specific things NOT to do (at least one)", "answering with a single total"])
+    replies = iter([copied, mixed])
+    labels = analyst_model().fn
+
+    def fn(messages, tools):  # type: ignore[no-untyped-def]
+        return labels(messages, tools) if "Name the subject" in messages[1].content else next(replies)
+
+    analyst = FunctionModel(fn)
+    book = open_book(tmp_path / "notes", embedder)
+    report = book.learn(TASKS, reward, Agent(agent_model()), analyst=analyst)
+    assert report.accepted and "correct_approach only repeats the template" in analyst.requests[-1][-1].content
+    (note,) = list(book)
+    assert note.anti_patterns == ["answering with a single total"]
+    assert not any(p in note.render() for p in NOTE_PLACEHOLDERS)
+
+
 def test_task_inputs_and_json_parsing() -> None:
     tasks = as_tasks([{"id": 1, "question": "q?", "sql": "SELECT 1"}])
     assert tasks[0].id == "1" and tasks[0].prompt == "q?" and tasks[0].data == {"question": "q?", "sql": "SELECT 1"}
