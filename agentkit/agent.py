@@ -451,7 +451,8 @@ class Agent:
                 results.update(messages)
                 if (repeated := results.repeats(reply, self._finishers)) is not None:
                     if repeating:
-                        answer, stop_reason = results.earlier(reply.tool_calls[-1]), "repeated_call"
+                        earlier = dict.fromkeys(results.earlier(c) or "" for c in reply.tool_calls)
+                        answer, stop_reason = "\n".join(earlier), "repeated_call"
                         output = answer if self._output is None else None
                         break
                     repeating = True

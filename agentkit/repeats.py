@@ -5,8 +5,8 @@ after step, until the step limit. The loop keeps the first result of every succe
 tool's name and its arguments) and, when a reply's calls are all repeats, does not run them again: each
 gets its earlier result back with a request to answer or to go on to the request's next step (or, when
 the agent has tools that finish a run, to call one of them). If the very next reply repeats again, the run ends
-with stop_reason "repeated_call" and the repeated call's result as its answer (the model has made clear
-that this result is what it has). A call that failed is not kept: trying it again is legitimate.
+with stop_reason "repeated_call" and the repeated calls' results as its answer, one per line (the model has
+made clear that these results are what it has). A call that failed is not kept: trying it again is legitimate.
 """
 
 from __future__ import annotations

@@ -244,6 +244,17 @@ def test_a_repeated_call_is_answered_from_its_result_and_a_second_repeat_ends_th
     assert len(result.trajectory.turns) == 3
 
 
+def test_a_repeated_reply_of_two_calls_ends_the_run_with_both_results() -> None:
+    @tool
+    def weather(city: str) -> str:
+        """Weather for a city."""
+        return {"Paris": "Paris: 18 °C", "Tokyo": "Tokyo: 24 °C"}[city]
+
+    both = calls(("weather", {"city": "Paris"}), ("weather", {"city": "Tokyo"}))
+    result = Agent(ScriptedModel([both, both, both, "never asked"]), tools=[weather]).run("Paris and Tokyo?")
+    assert result.stop_reason == "repeated_call" and result.answer == "Paris: 18 °C\nTokyo: 24 °C"
+
+
 def test_after_a_repeat_the_next_reply_must_call_the_tool_that_finishes_the_run() -> None:
     @tool
     def run_query(sql: str) -> str:
