@@ -64,7 +64,8 @@ def register(app: typer.Typer) -> None:
         resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
         schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Evaluation tasks run at once (a local "
-                                        "model gets as many llama.cpp slots), and skills-learning episodes per step."),
+                                        "model gets as many llama.cpp slots), skills episodes per step, "
+                                        "notes-batch tasks at once."),
     ) -> None:
         """Learn skills, notes and/or a LoRA adapter from the agent's own runs; report held-out success."""
         from rich.console import Console

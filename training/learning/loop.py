@@ -153,8 +153,9 @@ def learn(
             tasks it solves greedily; rl samples at its `TrainConfig.temperature`). Evaluations are greedy.
         skill_options: `SkillSettings` overrides; notes_threshold: the notebook's retrieval cosine.
         notes_batch: tasks per Mistake Notebook Learning batch; rl_config: a `TrainConfig` for the rl method.
-        concurrency: evaluation tasks run at once, and skills-learning episodes per step (a model string naming
-            a local model gets as many llama.cpp slots); notes batches and rl steps keep their own order.
+        concurrency: evaluation tasks run at once, skills-learning episodes per step and notes-batch tasks
+            answered at once (a model string naming a local model gets as many llama.cpp slots); rl steps keep
+            their own order.
         on_event: called with a `LearnEvent` as the run progresses.
     """
     methods = list(dict.fromkeys(methods))
