@@ -213,7 +213,8 @@ class SkillLibrary:
             trajectory_id: str | None = None) -> Admission:
         """Offer a skill to the library: refused or merged if a near-duplicate exists, else added.
 
-        A distilled skill close to another distilled skill (similarity ≥ `dedup_threshold`) is merged
+        A distilled skill close to another distilled skill (similarity ≥ `dedup_threshold` of their index
+        texts: the solved tasks when the library is queried by task, so one skill per distinct task) is merged
         into it (its new lessons are appended; provenance records the source); other near-duplicates
         are refused. The library then retires skills beyond its capacity.
         """
