@@ -85,6 +85,14 @@ def test_copied_template_items_are_dropped_and_the_written_ones_kept():
     assert parsed.skill.lessons == ["Count with COUNT(*)."]
 
 
+@pytest.mark.parametrize("when", ["list_tables({})", "describe_table", "called describe_table({table: 'Genre'})"])
+def test_a_when_to_use_that_is_a_tool_call_is_dropped(when):
+    parsed = parse_distilled(_with(when_to_use=when))
+    assert parsed.skill is not None and parsed.skill.when_to_use == ""
+    kept = parse_distilled(_with(when_to_use="Questions that count rows, e.g. how many tracks there are."))
+    assert kept.skill is not None and kept.skill.when_to_use.startswith("Questions that count")
+
+
 @pytest.mark.parametrize("text, reason", REFUSALS)
 def test_bad_distillations_are_refused_with_a_reason(text, reason):
     parsed = parse_distilled(text)
