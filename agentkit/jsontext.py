@@ -7,6 +7,9 @@ Three policies, each for its callers:
 - `strict_json` repairs nothing (a code fence around the value, or prose around one object, is all it
   tolerates) — for distilled skills, where truncated output must be refused, not completed;
 - `first_json_object` finds the first complete JSON object in prose — for analyst replies.
+
+`template_placeholders` and `copies_placeholder` catch what small models copy back from the JSON template
+they were asked to fill (distilled skills, notebook notes).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 _STRICT_FENCE = re.compile(r"^```(?:json|JSON)?\s*\n(.*?)\n?```\s*$", re.DOTALL)
@@ -143,3 +147,17 @@ def _close_brackets(text: str) -> str:
             stack.pop()
     tail = (in_str or "") + "".join(reversed(stack))
     return _TRAILING_COMMA.sub(r"\1", text.rstrip().rstrip(",") + tail)
+
+
+def template_placeholders(template: str, keys: Iterable[str] | None = None) -> frozenset[str]:
+    """The placeholder texts of a JSON template shown to a model (`"key": "what to write"` or `["..."]`), for
+    `keys` (default: every key); read from the template, so they cannot drift from it."""
+    key = "|".join(map(re.escape, keys)) if keys is not None else r"\w+"
+    return frozenset(re.findall(rf'"(?:{key})": \[?"([^"]+)"', template))
+
+
+def copies_placeholder(text: Any, placeholders: Iterable[str]) -> bool:
+    """Whether `text` is one of the placeholders, or a piece of one of at least 8 characters ("a check to
+    make"), whitespace and case aside."""
+    low = " ".join(text.split()).lower() if isinstance(text, str) else ""
+    return bool(low) and any(low == p.lower() or (len(low) >= 8 and low in p.lower()) for p in placeholders)

@@ -82,11 +82,11 @@ def register(app: typer.Typer) -> None:
         except KeyError as exc:
             raise _fail(str(exc.args[0])) from None
         typer.echo(render_skill_md(skill))
-        if skill.example_task and not skill.example:
-            typer.echo(f"Solved: {skill.example_task}\n")
         if skill.example:
             where = f" (shown in environment {skill.example_scope!r})" if skill.example_scope else ""
             typer.echo(f"Worked example{where}:\nTask: {skill.example_task}\n{skill.example}\n")
+        elif skill.example_task:
+            typer.echo(f"Solved: {skill.example_task}\n")
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(skill.created_at))
         typer.echo(f"id {skill.id} · source {skill.source} · created {created} · "
                    f"from trajectory {skill.source_trajectory or '-'}")

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
 from agentkit.files import atomic_write
-from agentkit.jsontext import first_json_object
+from agentkit.jsontext import copies_placeholder, first_json_object
 from agentkit.memory.notes import Note
 from agentkit.memory.prompts import (
     ANALYST_SYSTEM,
@@ -274,17 +274,13 @@ def write_note(analyst: Analyst, label: str, cases: Sequence[tuple[Task, Traject
 def _without_placeholders(sections: dict[str, Any]) -> dict[str, Any]:
     """The note's sections without what the analyst copied from the template: copied list items are dropped
     (the rest is kept); a copied text section, or a list left empty, is an error the analyst is asked to fix."""
-    def copied(text: Any) -> bool:
-        low = " ".join(str(text).split()).lower()
-        return bool(low) and any(low == p.lower() for p in NOTE_PLACEHOLDERS)
-
     out: dict[str, Any] = {}
     for key, value in sections.items():
         if isinstance(value, list):
-            value = [item for item in value if not copied(item)]
+            value = [item for item in value if not copies_placeholder(item, NOTE_PLACEHOLDERS)]
             if not value:
                 raise ValueError(f"{key} only repeats the template's description; write real items")
-        elif copied(value):
+        elif copies_placeholder(value, NOTE_PLACEHOLDERS):
             raise ValueError(f"{key} only repeats the template's description; write the real text")
         out[key] = value
     return out

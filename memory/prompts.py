@@ -1,6 +1,6 @@
 """The prompts of the mistake notebook (METHODS.md §4), kept as data."""
 
-import re
+from agentkit.jsontext import template_placeholders
 
 NOTES_TITLE = "Notes from past mistakes"
 
@@ -65,4 +65,4 @@ RETRY_PROMPT = "Your reply could not be used: {error}. Answer again with the JSO
 
 # The note template's placeholder texts (read from it, so they cannot drift): a small analyst copies them
 # back (the 0.5B default model did, in every section), and a copied section is not a note.
-NOTE_PLACEHOLDERS = frozenset(re.findall(r'"\w+": \[?"([^"]+)"', NOTE_PROMPT))
+NOTE_PLACEHOLDERS = template_placeholders(NOTE_PROMPT)

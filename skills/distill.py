@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentkit.jsontext import strict_json
+from agentkit.jsontext import copies_placeholder, strict_json
 from agentkit.messages import Message
 from agentkit.repeats import call_key
 from agentkit.skills import prompts
@@ -130,16 +130,15 @@ def _validate(data: dict[str, Any]) -> DistilledSkill:
 
 
 _TOOL_NAMED = re.compile(r"(?:called\s+)?[A-Za-z_][\w.]*(?:\s*\(.*\))?", re.S)
-"""A "when to use" that is only a tool's name or a call to it."""
+"""A "when to use" that is one identifier or a call (`list_tables({})`): a tool, not a situation."""
 
 
 def _without_placeholders(data: dict[str, Any], subgoals: list[Any]) -> tuple[dict[str, Any], list[Any]]:
     """Drop what a small model copied back from the prompt's template (a sub-goal "a step of the procedure",
     the strategy's placeholder) and keep what it wrote itself; a copied name or description still refuses
     (the skill could not be found by it), as does a skill left with no procedure."""
-    def copied(text: Any) -> bool:  # a placeholder, or a piece of one ("a check to make")
-        low = text.strip().lower() if isinstance(text, str) else ""
-        return bool(low) and any(low == p or (len(low) >= 8 and low in p) for p in prompts.DISTILL_PLACEHOLDERS)
+    def copied(text: Any) -> bool:
+        return copies_placeholder(text, prompts.DISTILL_PLACEHOLDERS)
 
     for key in ("name", "description"):
         if copied(data.get(key)):

@@ -1,6 +1,6 @@
 """The prompts of the skill cycle (Skill1): query, rerank, utilize, distill. Data, not code."""
 
-import re
+from agentkit.jsontext import template_placeholders
 
 QUERY_SYSTEM = (
     "You are choosing which skill from a skill library could help with a task. Do not solve the task. "
@@ -55,6 +55,5 @@ Write the skill as JSON with these keys:
 
 # The template's placeholder texts (read from it, so they cannot drift): a distillation that copies
 # them back is refused.
-DISTILL_PLACEHOLDERS = frozenset(
-    re.findall(r'"(?:name|description|when_to_use|goal|strategy|lessons)": \[?"([^"]+)"', DISTILL_USER)
-)
+DISTILL_PLACEHOLDERS = template_placeholders(
+    DISTILL_USER, ("name", "description", "when_to_use", "goal", "strategy", "lessons"))
