@@ -39,7 +39,7 @@ from agentkit.events import (
     ToolFinished,
     ToolStarted,
 )
-from agentkit.extensions import Chooser, Extension, Planner, RunContext
+from agentkit.extensions import Chooser, Extension, Guard, Planner, Redirect, RunContext
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
@@ -465,7 +465,19 @@ class Agent:
                     continue
                 repeating = False
 
-                # 4. Calls that need approval pause the run before any call of this reply runs.
+                # 4. A guard (learned pacing) may decline the reply: each call gets the reason back, and the
+                #    next reply must call a finishing tool when the agent has one.
+                if (redirect := self._review(run, reply)) is not None:
+                    for call in reply.tool_calls:
+                        observation = Message.tool(call, f"Not run: {redirect.reason}", is_error=True)
+                        messages.append(observation)
+                        yield ToolStarted(call)
+                        yield ToolFinished(call, observation, 0.0)
+                    if redirect.finish and self._finishers:
+                        settings = replace(self.settings, tool_choice=self._finishers[0])
+                    continue
+
+                # 5. Calls that need approval pause the run before any call of this reply runs.
                 if self._approvals:
                     pending = [c for c in reply.tool_calls if c.name != self._final_name
                                and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
@@ -473,7 +485,7 @@ class Agent:
                         stop_reason = "paused"
                         break
 
-            # 5. Run the calls (in parallel) and append what they returned, in the reply's order.
+            # 6. Run the calls (in parallel) and append what they returned, in the reply's order.
             ended = yield from self._run_calls(reply, decisions, trajectory, trace)
             if ended is None:
                 continue
@@ -588,6 +600,15 @@ class Agent:
     def _system_prompt(self, run: RunContext) -> str:
         parts = [self.instructions, *(s.render() for s in run.sections)]
         return "\n\n".join(p for p in parts if p)
+
+    def _review(self, run: RunContext, reply: Message) -> Redirect | None:
+        """The first guard's redirect of `reply`; a reply that calls a finishing tool is never declined."""
+        if any(c.name in self._finishers for c in reply.tool_calls):
+            return None
+        for ext in self.extensions:
+            if isinstance(ext, Guard) and (redirect := ext.review(run, reply)) is not None:
+                return redirect
+        return None
 
     def _phase_of(self, reply: Message) -> str:
         for call in reply.tool_calls:

@@ -454,6 +454,8 @@ def register(app: typer.Typer) -> None:
         skills: Path | None = typer.Option(None, "--skills", help="Use and grow the skill library in this folder"),
         notes: Path | None = typer.Option(None, "--notes", help="Show relevant notes of the mistake notebook in "
                                           "this folder"),
+        pacing: Path | None = typer.Option(None, "--pacing", help="Learned per-phase call limits (a pacing.json of "
+                                           "`agentkit learn`)"),
         session: str | None = typer.Option(None, "--session", help="Save the conversation under NAME and resume "
                                            "it next time"),
         mcp: list[str] | None = MCP_OPTION,
@@ -464,7 +466,7 @@ def register(app: typer.Typer) -> None:
                             otel=otel)
         try:
             extensions, commands, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session,
-                                                                       model=model)
+                                                                       model=model, pacing=pacing)
             mcp_kits = connect_mcp(mcp or [])
         except (ValueError, OSError, ImportError, RuntimeError) as exc:
             Console(stderr=True, highlight=False).print(Text(f"error: {exc}", style="red"))
@@ -493,10 +495,10 @@ def connect_mcp(servers: Sequence[str]) -> list[MCPToolkit]:
 
 
 def memory_and_skills(
-    *, skills: Path | None, notes: Path | None, session: str | None, model: str
+    *, skills: Path | None, notes: Path | None, session: str | None, model: str, pacing: Path | None = None
 ) -> tuple[list[Extension], dict[str, SlashCommand], list[Message], list[Callable[[ChatSession, RunResult], None]]]:
-    """The extensions, extra commands, resumed history and per-turn hooks that `--skills`, `--notes` and
-    `--session` ask for."""
+    """The extensions, extra commands, resumed history and per-turn hooks that `--skills`, `--notes`,
+    `--pacing` and `--session` ask for."""
     extensions: list[Extension] = []
     commands: dict[str, SlashCommand] = {}
     history: list[Message] = []
@@ -511,6 +513,10 @@ def memory_and_skills(
         from agentkit.memory.notebook import MistakeNotebook
 
         extensions.append(MistakeNotebook.open(notes))
+    if pacing is not None:
+        from agentkit.pacing import Pacing
+
+        extensions.append(Pacing.load(pacing))
     if session is not None:
         from agentkit.memory.sessions import chat_persistence
 

@@ -88,8 +88,21 @@ def _extension(kind: str, path: Path | None) -> Any:
     raise typer.BadParameter(f"--{kind} needs {cls}, which is not available here ({'; '.join(problems)})")
 
 
+def _pacing(path: Path | None) -> Any:
+    """Load learned pacing limits, or say clearly why they cannot be."""
+    if path is None:
+        return None
+    from agentkit.pacing import Pacing
+
+    try:
+        return Pacing.load(path)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(f"--pacing: {exc}") from exc
+
+
 def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings: Any, explore_steps: int,
-                  map_steps: int, skills: Any = None, notes: Any = None, persist_priors: bool = True,
+                  map_steps: int, skills: Any = None, notes: Any = None, pacing: Any = None,
+                  persist_priors: bool = True,
                   refresh_priors: bool = False, priors_cache: Any = None) -> Callable[[list[Any]], Any]:
     """How one configuration builds its agent from an episode's tools. One planner serves every episode,
     so exploration runs once per environment; priors persist (under `priors_cache`, default the agentkit
@@ -118,7 +131,7 @@ def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings
 
     def build(tools: list[Any]) -> Any:
         return Agent(model, tools, instructions=instructions, planner=planner, max_steps=max_steps,
-                     settings=settings, extensions=[*extra, *(e for e in (skills, notes) if e is not None)])
+                     settings=settings, extensions=[*extra, *(e for e in (skills, notes, pacing) if e is not None)])
 
     return build
 
@@ -136,6 +149,8 @@ def register(app: typer.Typer) -> None:
                                           help="react, map-then-act or recipe (sql); repeat to compare."),
         skills: Path | None = typer.Option(None, "--skills", help="A skill library folder to use."),
         notes: Path | None = typer.Option(None, "--notes", help="A mistake notebook folder to use."),
+        pacing: Path | None = typer.Option(None, "--pacing", help="Learned per-phase call limits (a pacing.json "
+                                           "of `agentkit learn`)."),
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Tasks run at once (threads; a local model "
                                          "gets as many llama.cpp slots)."),
         limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
@@ -179,6 +194,7 @@ def register(app: typer.Typer) -> None:
         if not todo:
             raise typer.BadParameter("no tasks left to run (check --difficulty / --limit)")
         skill_lib, notebook = _extension("skills", skills), _extension("notes", notes)
+        limits = _pacing(pacing)
         if model == "oracle":
             the_model: Any = oracle_model(todo, oracle_script_for(environment))
         else:
@@ -195,7 +211,7 @@ def register(app: typer.Typer) -> None:
                 bar = progress.add_task(config, total=len(todo))
                 build = agent_factory(config, environment, the_model, max_steps=max_steps, settings=settings,
                                       explore_steps=explore_steps, map_steps=map_steps, skills=skill_lib,
-                                      notes=notebook, persist_priors=model != "oracle",
+                                      notes=notebook, pacing=limits, persist_priors=model != "oracle",
                                       refresh_priors=refresh_priors)
                 runs.append(evaluate(environment, EvalConfig(config, build), tasks=todo, concurrency=concurrency,
                                      log=out_dir / f"trajectories-{config}.jsonl",

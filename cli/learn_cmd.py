@@ -5,9 +5,9 @@
     agentkit learn --env sql --unseen-db clinic --budget 45m --out runs/b      # also measure on the clinic DB
     agentkit learn --out runs/b --resume ...                                    # continue a stopped run
 
-The out folder holds the learned artefacts (skills/, notes/, adapter/), every trajectory as JSONL
-(trajectories/), report.html, learning_curve.png and summary.json. Use them right away:
-`agentkit chat --skills OUT/skills --notes OUT/notes --model local:NAME+OUT/adapter`.
+The out folder holds the learned artefacts (skills/, notes/, pacing.json, adapter/), every trajectory as
+JSONL (trajectories/), report.html, learning_curve.png and summary.json. Use them right away:
+`agentkit chat --skills OUT/skills --notes OUT/notes --pacing OUT/pacing.json --model local:NAME+OUT/adapter`.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def register(app: typer.Typer) -> None:
         db: Path | None = typer.Option(None, "--db", help="Database for --env sql with your own --tasks."),
         model: str = typer.Option("local:default", "--model", help="Model string; rl needs a local: model."),
         budget: str = typer.Option("45m", "--budget", help="Learning budget: 45m, 90s, 1.5h, 200ep or 45m,200ep."),
-        method: str = typer.Option("skills,notes,rl", "--method", help="Comma-separated: skills, notes, rl "
-                                   "(run in this order)."),
+        method: str = typer.Option("skills,notes,pacing,rl", "--method", help="Comma-separated: skills, notes, "
+                                   "pacing, rl (run in this order)."),
         out: Path = typer.Option(..., "--out", help="Run folder: artefacts, trajectories, report, state."),
         seed: int = typer.Option(0, "--seed", help="Seeds the split, the train order and RL."),
         heldout: Path | None = typer.Option(None, "--heldout", help="A task file of held-out tasks (same --env "
@@ -130,5 +130,6 @@ def register(app: typer.Typer) -> None:
         console.print(f"report: {out / 'report.html'} · summary: {out / 'summary.json'}")
         hints = [f"--skills {report.artefacts['skills']}" if "skills" in report.artefacts else "",
                  f"--notes {report.artefacts['notes']}" if "notes" in report.artefacts else "",
+                 f"--pacing {report.artefacts['pacing']}" if "pacing" in report.artefacts else "",
                  f"--model {model}+{report.artefacts['adapter']}" if "adapter" in report.artefacts else ""]
         console.print("use them: agentkit chat " + " ".join(h for h in hints if h))

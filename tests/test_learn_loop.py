@@ -351,3 +351,53 @@ def test_concurrency_runs_evaluation_tasks_and_skill_episodes_at_once(tmp_path: 
     held_prompts = [t.prompt for t in env.tasks() if t.id in report.heldout_tasks]
     assert skills and all(s["example"] and s["example_scope"] == env.name for s in skills)  # worked examples
     assert not any(p in s["example_task"] for s in skills for p in held_prompts)  # none from a held-out task
+
+
+class LoopingScript(FunctionModel):
+    """Answers each clinic task with describe_table calls, then the gold query. Tasks in `loopers` describe
+    table after table (a failure at the step limit) unless the reply is made to call confirm_answer;
+    the others confirm after two describes."""
+
+    TABLES = ("Appointment", "Department", "Doctor", "Patient", "Prescription")
+
+    def __init__(self, env: SQLEnvironment, loopers: set[str]) -> None:
+        super().__init__(self.reply, name="looping-script")
+        self.gold = {t.prompt: t.data["gold_sql"] for t in env.tasks()}
+        self.loopers = {t.prompt for t in env.tasks() if t.id in loopers}
+        self.choice: str | None = None
+
+    def generate(self, messages: Sequence[Message], tools: Any = (), settings: Any = None) -> Any:
+        self.choice = settings.tool_choice if settings is not None else None
+        return super().generate(messages, tools, settings)
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> Message:
+        user = next(m.content for m in messages if m.role == "user")
+        prompt = next(p for p in sorted(self.gold, key=len, reverse=True) if p in user)
+        described = sum(1 for m in messages if m.role == "assistant" for c in m.tool_calls if c.name == "describe_table")
+        limit = len(self.TABLES) if prompt in self.loopers else 2
+        if described < limit and self.choice != "confirm_answer":
+            return Message.assistant(tool_calls=[ToolCall(name="describe_table",
+                                                          arguments={"table": self.TABLES[described]})])
+        return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": self.gold[prompt]})])
+
+
+def test_pacing_learned_from_train_runs_ends_heldout_loops(tmp_path: Path) -> None:
+    env = clinic(10)
+    train, held = split_tasks(env.tasks(), 0.3, seed=0)
+    loopers = {t.id for t in held} | {train[0].id}  # one train task loops, the others succeed
+    model = LoopingScript(env, loopers)
+    report = learn(env, model, budget="30ep", methods=("pacing",), out=tmp_path / "run", seed=0, max_steps=5)
+    # The pass over the train split ran once (7 episodes, not the 30 of the budget) and learned one limit.
+    (cost,) = [c for c in report.costs if c.phase == "learn-pacing"]
+    assert cost.episodes == len(train) == 7
+    assert report.details["pacing"]["limits"] == {"explore_schema": 2}
+    assert report.details["pacing"]["evidence"]["explore_schema"]["failures_past_it"] == 1
+    assert report.artefacts["pacing"] == str(tmp_path / "run" / "pacing.json")
+    # Before, every held-out task looped until the step limit; after, the third describe was declined and
+    # the next reply had to confirm, which the script then did with the right query.
+    assert report.before.success_rate == 0.0 and report.after.success_rate == 1.0
+    after = _read(tmp_path / "run" / "trajectories" / "heldout-after-pacing.jsonl")
+    assert {t.task_id for t in after} == {t.id for t in held}
+    assert all(t.extras["pacing"]["declined"] == [2] for t in after)
+    learning_runs = _read(tmp_path / "run" / "trajectories" / "train-pacing.jsonl")
+    assert all("pacing" not in t.extras for t in learning_runs)  # train episodes run without the limits

@@ -34,6 +34,7 @@ from agentkit.evaluation import EvalConfig, evaluate
 from agentkit.memory.notebook import DEFAULT_THRESHOLD, atomic_write
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
+from agentkit.pacing import Pacing
 from agentkit.training.learning.methods import (
     METHODS,
     LearnContext,
@@ -141,7 +142,7 @@ def learn(
         model: a model string or `Model`; the rl method needs a local (in-process, trainable) model,
             whose weights it changes in place (a LoRA adapter).
         budget: learning budget, e.g. "45m", "200ep", "45m,200ep" (evaluations are not counted).
-        methods: any of "skills", "notes", "rl", run in the order given.
+        methods: any of "skills", "notes", "pacing", "rl", run in the order given.
         out: the run folder (artefacts, trajectories, report.html, learning_curve.png, summary.json, state.json).
         seed: seeds the split and the order of train tasks (and the RL run).
         heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
@@ -285,10 +286,12 @@ class _Run:
                                  self.ctx.skill_options, learning=False)
         if "notes" in artefacts:
             notes = open_notes(frozen_copy(self.out / "notes", scratch / label / "notes"), self.ctx.notes_threshold)
+        limits = self.out / "pacing.json"
+        pacing = Pacing.load(limits) if "pacing" in artefacts and limits.exists() else None
 
         def build(tools: list[Any]) -> Any:
             return self.ctx.agent(tools, settings=self.eval_settings,
-                                  extensions=[e for e in (skills, notes) if e is not None])
+                                  extensions=[e for e in (skills, notes, pacing) if e is not None])
 
         done = [0]
 
@@ -346,6 +349,8 @@ class _Run:
                                  else progress["share_episodes"] - progress["episodes"])
                 if any(left is not None and left <= 0 for left in (minutes_left, episodes_left)):
                     break
+                if getattr(learner, "finished", lambda _: False)(progress):
+                    break
                 tokens0, t0 = self.ctx.model.tokens, time.perf_counter()
                 trajectories = learner.step(progress)
                 minutes = (time.perf_counter() - t0) / 60
@@ -381,6 +386,8 @@ class _Run:
             artefacts["skills"] = str(self.out / "skills")
         if "notes" in methods:
             artefacts["notes"] = str(self.out / "notes")
+        if "pacing" in methods and (self.out / "pacing.json").exists():
+            artefacts["pacing"] = str(self.out / "pacing.json")
         if "rl" in methods and (self.out / "adapter").is_dir():
             artefacts["adapter"] = str(self.out / "adapter")
         files = sorted(str(p) for p in (self.out / "trajectories").glob("*.jsonl"))
@@ -412,6 +419,8 @@ def _step_message(method: str, progress: dict[str, Any], trajectories: Sequence[
                "skills admitted"
     if method == "notes":
         return f"batch {progress.get('batches', 0)}: {progress.get('last', '')}"
+    if method == "pacing":
+        return f"episode {progress['episodes']}: {wins}/{len(trajectories)} solved; limits {progress.get('limits', {})}"
     return f"step {progress.get('steps', 0)}: {wins}/{len(trajectories)} rollouts solved"
 
 

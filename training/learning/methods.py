@@ -1,9 +1,12 @@
-"""The three ways the loop learns from the agent's own runs on the train split, each resumable step by step.
+"""The four ways the loop learns from the agent's own runs on the train split, each resumable step by step.
 
     skills  Skill1: run a train task with the library attached; a successful run is distilled into a
             skill and admitted (SkillLibrary). One step = one episode.
     notes   Mistake Notebook Learning: one batch of train tasks, notes from the failures, kept only if the
             re-answered batch wins more than it loses (MistakeNotebook.learn). One step = one batch.
+    pacing  per-phase call limits from the runs that succeeded (agentkit.pacing): bare train episodes until
+            the run holds one per train task (the other methods' runs count too), the limits refitted
+            after each step. One step = `concurrency` episodes.
     rl      online GRPO (Dual-Track GRPO for SQL) with a LoRA adapter (Trainer). One step = one update on
             `tasks_per_step × group_size` fresh rollouts.
 
@@ -27,10 +30,11 @@ from agentkit.extensions import Extension, Instructions
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
+from agentkit.pacing import Pacing
 from agentkit.records import SKILLS
-from agentkit.trajectory import Trajectory, append_jsonl
+from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl
 
-METHODS = ("skills", "notes", "rl")
+METHODS = ("skills", "notes", "pacing", "rl")
 
 
 class MeteredModel:
@@ -150,6 +154,22 @@ def frozen_copy(folder: Path, target: Path) -> Path:
     return target
 
 
+def run_batch(ctx: LearnContext, tasks: Sequence[Task], extensions: Sequence[Extension],
+              method: str) -> list[Trajectory]:
+    """Train episodes of `tasks` with `extensions`, `concurrency` at once; their trajectories in task order."""
+
+    def build(tools: list[Any]) -> Agent:
+        return ctx.agent(tools, settings=ctx.train_settings, extensions=extensions)
+
+    def play(task: Task) -> Trajectory:
+        return run_episode(build, ctx.env, task, metadata={"learn_method": method})
+
+    if len(tasks) == 1:
+        return [play(tasks[0])]
+    with ThreadPoolExecutor(len(tasks), thread_name_prefix="agentkit-learn") as pool:
+        return list(pool.map(play, tasks))
+
+
 class SkillsLearner:
     """Skill1 on the train split: one episode per step, successful runs distilled into the library."""
 
@@ -162,19 +182,8 @@ class SkillsLearner:
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One train episode with the learning library (`concurrency` of them at once, on different tasks);
         returns their trajectories."""
-        tasks = self.ctx.next_tasks(progress, self.ctx.concurrency)
-
-        def build(tools: list[Any]) -> Agent:
-            return self.ctx.agent(tools, settings=self.ctx.train_settings, extensions=[self.library])
-
-        def play(task: Task) -> Trajectory:
-            return run_episode(build, self.ctx.env, task, metadata={"learn_method": "skills"})
-
-        if len(tasks) == 1:
-            trajectories = [play(tasks[0])]
-        else:
-            with ThreadPoolExecutor(len(tasks), thread_name_prefix="agentkit-learn") as pool:
-                trajectories = list(pool.map(play, tasks))
+        trajectories = run_batch(self.ctx, self.ctx.next_tasks(progress, self.ctx.concurrency), [self.library],
+                                 "skills")
         for trajectory in trajectories:
             record = trajectory.records.get(SKILLS)
             progress["admitted"] = progress.get("admitted", 0) + int(record is not None and record.admitted)
@@ -246,6 +255,56 @@ class NotesLearner:
     def close(self) -> None:
         """Close the notebook."""
         self.notebook.close()
+
+
+class PacingLearner:
+    """Pacing on the train split: bare episodes until the run holds one per train task, limits refitted from
+    all of the run's train trajectories (every method's) after each step and saved to OUT/pacing.json."""
+
+    name = "pacing"
+
+    def __init__(self, ctx: LearnContext) -> None:
+        self.ctx = ctx
+        self.file = ctx.out / "pacing.json"
+        episode = ctx.env.reset(ctx.train[0])
+        try:  # the phases of the tools that finish a run get no limit
+            self.exempt = {"act"} | {t.phase for t in episode.tools if t.final and t.phase}
+        finally:
+            episode.close()
+
+    def finished(self, progress: dict[str, Any]) -> bool:
+        """Done when the run's train trajectories number at least the train split (then fitted once more)."""
+        seen = self._seen()
+        if len(seen) < len(self.ctx.train):
+            return False
+        self._fit(seen, progress)
+        return True
+
+    def step(self, progress: dict[str, Any]) -> list[Trajectory]:
+        """`concurrency` bare train episodes (no limits attached: pacing learns how runs go by themselves),
+        then the limits refitted from every train trajectory of the run."""
+        tasks = self.ctx.next_tasks(progress, self.ctx.concurrency)
+        trajectories = run_batch(self.ctx, tasks, [], "pacing")
+        self._fit([*self._seen(), *trajectories], progress)
+        return trajectories
+
+    def _seen(self) -> list[Trajectory]:
+        return read_jsonl(sorted((self.ctx.out / "trajectories").glob("train-*.jsonl")))
+
+    def _fit(self, trajectories: list[Trajectory], progress: dict[str, Any]) -> None:
+        pacing = Pacing.fit(trajectories, exempt=self.exempt)
+        pacing.save(self.file)
+        progress["limits"] = pacing.limits
+        progress["evidence"] = pacing.evidence
+
+    def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        """The method's progress figures for the report."""
+        return {"limits": progress.get("limits", {}), "evidence": progress.get("evidence", {}),
+                "episodes": progress.get("episodes", 0)}
+
+    def close(self) -> None:
+        """Nothing to release."""
+        return None
 
 
 def default_rl_config(env: Environment, seed: int, max_turns: int, max_new_tokens: int | None) -> Any:
@@ -331,11 +390,13 @@ class RLLearner:
 
 
 def make_learner(method: str, ctx: LearnContext, *, resume: bool) -> Any:
-    """The learner of `method` (skills, notes or rl)."""
+    """The learner of `method` (skills, notes, pacing or rl)."""
     if method == "skills":
         return SkillsLearner(ctx)
     if method == "notes":
         return NotesLearner(ctx)
+    if method == "pacing":
+        return PacingLearner(ctx)
     if method == "rl":
         return RLLearner(ctx, resume=resume)
     raise ValueError(f"unknown learning method {method!r}; choose from {', '.join(METHODS)}")
