@@ -117,7 +117,8 @@ class Agent:
         instructions: the system prompt's opening text.
         planner: "react", "map-then-act", or a `Planner`.
         extensions: skill libraries, mistake notebooks, anything implementing `Extension`, in the order
-            they run (the one way to attach them; `with_extensions` gives a copy with more).
+            they run (the one way to attach them; `with_extensions` gives a copy with more). One that is also
+            a `Guard` (learned `Pacing`) may decline a reply's calls before they run.
         max_steps: the most model calls of the act loop before the run stops.
         settings: sampling settings for every call.
         log: a JSONL file each finished trajectory is appended to.

@@ -2,6 +2,8 @@
 
 Before a run an extension may add context and may call the model (each call is a recorded turn with
 its own phase label); after the run, when the outcome is known, it may learn from the trajectory.
+An extension that is also a `Guard` reviews each reply's tool calls before they run and may decline them
+(learned pacing, `agentkit.pacing`, is one).
 The core knows this protocol, not the implementations (they live in agentkit.skills, agentkit.memory).
 """
 

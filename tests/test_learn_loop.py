@@ -373,7 +373,7 @@ class LoopingScript(FunctionModel):
     def reply(self, messages: Sequence[Message], tools: Any) -> Message:
         user = next(m.content for m in messages if m.role == "user")
         prompt = next(p for p in sorted(self.gold, key=len, reverse=True) if p in user)
-        described = sum(1 for m in messages if m.role == "assistant" for c in m.tool_calls if c.name == "describe_table")
+        described = sum(c.name == "describe_table" for m in messages if m.role == "assistant" for c in m.tool_calls)
         limit = len(self.TABLES) if prompt in self.loopers else 2
         if described < limit and self.choice != "confirm_answer":
             return Message.assistant(tool_calls=[ToolCall(name="describe_table",

@@ -114,3 +114,34 @@ def test_pacing_ends_a_describe_loop_on_the_real_chinook_database_with_a_confirm
     assert trajectory.extras["pacing"]["declined"] == [2]
     assert model.settings[3].tool_choice == "confirm_answer"  # the declined reply made the next one finish
     assert len(model.requests) == 4
+
+
+def test_the_cli_learns_pacing_and_chat_and_eval_take_the_file(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentkit.cli.chat import memory_and_skills
+    from agentkit.cli.main import app
+    from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS
+
+    runner = CliRunner()
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:4]) + "\n")
+    script = tmp_path / "script.json"  # a model that always confirms a wrong query: nothing to learn from
+    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 12))
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model",
+                                 f"script:{script}", "--method", "pacing", "--budget", "5ep", "--out", str(out),
+                                 "--max-steps", "2"])
+    assert result.exit_code == 0, result.output
+    learned = Pacing.load(out / "pacing.json")
+    assert learned.limits == {} and learned.evidence == {"successes": 0, "failures": 3}
+    assert f"--pacing {out / 'pacing.json'}" in result.output.replace("\n", "")
+    extensions, *_ = memory_and_skills(skills=None, notes=None, session=None, model="x", pacing=out / "pacing.json")
+    assert [type(e) for e in extensions] == [Pacing]
+    evaluated = runner.invoke(app, ["eval", "--env", "sql", "--model", "oracle", "--limit", "1", "--pacing",
+                                    str(out / "pacing.json"), "--out", str(tmp_path / "eval")])
+    assert evaluated.exit_code == 0, evaluated.output
+    (tmp_path / "bad.json").write_text("{}")
+    refused = runner.invoke(app, ["eval", "--env", "sql", "--model", "oracle", "--limit", "1", "--pacing",
+                                  str(tmp_path / "bad.json")])
+    assert refused.exit_code == 2 and "not a pacing file" in refused.output

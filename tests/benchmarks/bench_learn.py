@@ -1,13 +1,13 @@
 """The learning loop's table: held-out success before and after each method, on the unseen database, and the cost.
 
     python tests/benchmarks/bench_learn.py --model local:default --budget 45m --out bench-out/learn
-    python tests/benchmarks/bench_learn.py --model local:smollm2-135m --budget 3m --methods skills --limit 20
+    python tests/benchmarks/bench_learn.py --model local:smollm2-135m --budget 3m --rows skills --limit 20
 
 One `agentkit.training.learning.learn` run per row, on the shipped Chinook tasks (a seeded 30% held out)
-with the shipped clinic database as the unseen one; rows: skills only, notes only, rl only (Dual-Track
-GRPO, and plain GRPO as rl-grpo), all three. Each row starts from the untouched model (rl changes a
-local model in place, so the model is loaded afresh per row). Prints the Markdown table and writes
-OUT/table.md and each run's folder.
+with the shipped clinic database as the unseen one; rows: skills only, notes only, pacing only, rl only
+(Dual-Track GRPO, and plain GRPO as rl-grpo), skills then pacing, memory (skills, notes, pacing) and all
+four. Each row starts from the untouched model (rl changes a local model in place, so the model is loaded
+afresh per row). Prints the Markdown table and writes OUT/table.md and each run's folder.
 """
 
 from __future__ import annotations
@@ -18,17 +18,37 @@ import sys
 import time
 from pathlib import Path
 
-ROWS = {"skills": ("skills",), "notes": ("notes",), "rl": ("rl",), "rl-grpo": ("rl",), "memory": ("skills", "notes"),
-        "all": ("skills", "notes", "rl")}
-"""rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings; memory: skills then
-notes (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine)."""
+ROWS = {"skills": ("skills",), "notes": ("notes",), "pacing": ("pacing",), "rl": ("rl",), "rl-grpo": ("rl",),
+        "skills-pacing": ("skills", "pacing"), "memory": ("skills", "notes", "pacing"),
+        "all": ("skills", "notes", "pacing", "rl")}
+"""rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings; memory: skills, notes
+and pacing (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine)."""
+
+
+def seed_before(source: Path, out: Path, methods: tuple[str, ...], budget: object) -> None:
+    """Start `out` as a resumable run holding `source`'s before-evaluations (scores, costs, trajectories);
+    `learn` then checks on resume that the split, model and seed are the same and runs the rest."""
+    import shutil
+
+    state = json.loads((source / "state.json").read_text())
+    before = ("before", "unseen-before")
+    config = {**state["config"], "methods": list(methods), "budget": [budget.minutes, budget.episodes]}  # type: ignore[attr-defined]
+    (out / "trajectories").mkdir(parents=True)
+    for name in ("heldout-before.jsonl", "unseen-before.jsonl"):
+        if (source / "trajectories" / name).exists():
+            shutil.copy(source / "trajectories" / name, out / "trajectories" / name)
+    fresh = {"version": state["version"], "config": config, "done": [],
+             "scores": {k: v for k, v in state["scores"].items() if k in before},
+             "costs": {k: v for k, v in state["costs"].items() if k in {f"eval-{b}" for b in before}},
+             "progress": {}, "files": {}, "learning": {"minutes": 0.0, "tokens": 0, "episodes": 0}, "curve": []}
+    (out / "state.json").write_text(json.dumps(fresh, indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="e.g. local:default, local:smollm2-135m, openai:gpt-4o-mini")
     parser.add_argument("--budget", default="45m", help="learning budget per row (e.g. 15m, 45m, 200ep)")
-    parser.add_argument("--rows", default="skills,notes,rl,rl-grpo,all", help=f"which rows: {', '.join(ROWS)}")
+    parser.add_argument("--rows", default="skills,notes,pacing,rl,rl-grpo,all", help=f"which rows: {', '.join(ROWS)}")
     parser.add_argument("--seeds", default="0", help="comma-separated seeds (≥ 3 for the combined row if time allows)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N Chinook tasks (before the split)")
     parser.add_argument("--difficulty", default=None, help="only Chinook tasks of this difficulty (e.g. easy)")
@@ -39,11 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=1,
                         help="evaluation tasks at once (a local model gets as many llama.cpp slots)")
     parser.add_argument("--out", type=Path, default=Path("bench-out/learn"))
+    parser.add_argument("--before-from", type=Path, default=None,
+                        help="a finished run folder of the same model, seed and split: its before-evaluations "
+                             "(held-out and unseen) are copied instead of run again (greedy, so the same outcome)")
     args = parser.parse_args(argv)
 
     from agentkit.environments.sql import CHINOOK_TASKS, CLINIC_DB, CLINIC_TASKS, SQLEnvironment
     from agentkit.models import resolve_model
-    from agentkit.training.learning import TABLE_HEADER, learn
+    from agentkit.training.learning import TABLE_HEADER, Budget, learn
     from agentkit.training.learning.methods import default_rl_config
 
     def records(path: Path, limit: int | None, difficulty: str | None = None) -> list[dict]:
@@ -63,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         for seed in (int(s) for s in args.seeds.split(",")):
             out = args.out / f"{row}-seed{seed}"
             model = resolve_model(args.model, parallel=args.concurrency)  # fresh per row: rl trains it in place
+            if args.before_from is not None and not (out / "state.json").exists():
+                seed_before(args.before_from, out, ROWS[row], Budget.parse(args.budget))
             rl_config = None
             if row == "rl-grpo":
                 rl_config = default_rl_config(env, seed, args.max_steps, args.max_tokens).model_copy(
