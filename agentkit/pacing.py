@@ -110,9 +110,9 @@ class Pacing:
 
     def review(self, run: RunContext, reply: Message) -> Redirect | None:
         """Decline the reply when its phase has now had more turns than its limit."""
-        turns = [t for t in run.trajectory.turns if t.context == "main"]
-        if not turns or turns[-1].output is not reply:
-            return None  # not a reply of this run's act loop
+        turns = [t for t in run.trajectory.turns if t.context == "main"]  # the reply's own turn is the last
+        if not turns:
+            return None
         phase = turns[-1].phase
         limit = self.limits.get(phase)
         made = sum(1 for t in turns if t.phase == phase)

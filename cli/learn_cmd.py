@@ -45,8 +45,9 @@ def register(app: typer.Typer) -> None:
         db: Path | None = typer.Option(None, "--db", help="Database for --env sql with your own --tasks."),
         model: str = typer.Option("local:default", "--model", help="Model string; rl needs a local: model."),
         budget: str = typer.Option("45m", "--budget", help="Learning budget: 45m, 90s, 1.5h, 200ep or 45m,200ep."),
-        method: str = typer.Option("skills,notes,pacing,rl", "--method", help="Comma-separated: skills, notes, "
-                                   "pacing, rl (run in this order)."),
+        method: str | None = typer.Option(None, "--method", help="Comma-separated: skills, notes, pacing, rl "
+                                          "(run in this order). Default: skills,notes,pacing, then rl when the "
+                                          "model can be trained in-process (a local torch model)."),
         out: Path = typer.Option(..., "--out", help="Run folder: artefacts, trajectories, report, state."),
         seed: int = typer.Option(0, "--seed", help="Seeds the split, the train order and RL."),
         heldout: Path | None = typer.Option(None, "--heldout", help="A task file of held-out tasks (same --env "
@@ -76,12 +77,13 @@ def register(app: typer.Typer) -> None:
 
         try:  # the learning loop lives in agentkit.training, which needs torch even for skills and notes
             from agentkit.training.learning import TABLE_HEADER, Budget, LearnEvent, learn
+            from agentkit.training.learning.methods import untrainable
         except ImportError as exc:
             raise typer.BadParameter(f"agentkit learn needs the train extra (pip install 'agentkit[train]'): "
                                      f"{exc}") from exc
 
         console = Console()
-        methods = [m.strip() for m in method.split(",") if m.strip()]
+        methods = [m.strip() for m in (method or "skills,notes,pacing,rl").split(",") if m.strip()]
         try:
             the_budget = Budget.parse(budget)
         except ValueError as exc:
@@ -96,6 +98,10 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"cannot load the tasks: {exc}") from exc
         with console.status(f"Loading model {model} …"):
             the_model = resolve_model(model, parallel=concurrency)
+        if method is None and untrainable(the_model):
+            methods.remove("rl")
+            console.print(f"rl left out: {model} runs on an engine that cannot train (AGENTKIT_ENGINE=torch loads "
+                          "a local model in torch, which can); learning skills, notes and pacing")
 
         columns = (TextColumn("[bold]{task.fields[phase]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))

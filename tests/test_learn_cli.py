@@ -42,3 +42,21 @@ def test_learn_command_refuses_bad_options(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "cannot read budget" in result.output
     result = runner.invoke(app, ["learn", "--env", "tooluse", "--unseen-db", "clinic", "--out", str(tmp_path / "y")])
     assert result.exit_code != 0 and "--unseen-db needs --env sql" in result.output
+
+
+def test_learn_by_default_leaves_out_rl_for_a_model_it_cannot_train_and_says_so(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:4]) + "\n")
+    script = tmp_path / "script.json"  # a model that always confirms a wrong query (and cannot be trained)
+    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 80))
+    out = tmp_path / "run"
+    base = ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model", f"script:{script}",
+            "--budget", "3ep", "--seed", "4", "--max-steps", "2"]
+    result = runner.invoke(app, [*base, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "rl left out" in result.output
+    assert json.loads((out / "summary.json").read_text())["methods"] == ["skills", "notes", "pacing"]
+    # Asked for by name, rl on such a model is refused before anything runs (no evaluation spent first).
+    refused = runner.invoke(app, [*base, "--method", "skills,rl", "--out", str(tmp_path / "rl")])
+    assert refused.exit_code == 1 and "needs a local torch model" in refused.output
+    assert not (tmp_path / "rl" / "trajectories").exists()

@@ -45,6 +45,7 @@ from agentkit.training.learning.methods import (
     open_skills,
     reapply_adapter,
     save_trajectories,
+    untrainable,
 )
 from agentkit.training.learning.report import (
     CurvePoint,
@@ -117,7 +118,7 @@ def learn(
     model: Model | str,
     *,
     budget: str | float | Budget = "45m",
-    methods: Sequence[str] = METHODS,
+    methods: Sequence[str] | None = None,
     out: str | Path = "learn-runs/run",
     seed: int = 0,
     heldout: Environment | Sequence[str] | None = None,
@@ -142,7 +143,8 @@ def learn(
         model: a model string or `Model`; the rl method needs a local (in-process, trainable) model,
             whose weights it changes in place (a LoRA adapter).
         budget: learning budget, e.g. "45m", "200ep", "45m,200ep" (evaluations are not counted).
-        methods: any of "skills", "notes", "pacing", "rl", run in the order given.
+        methods: any of "skills", "notes", "pacing", "rl", run in the order given; default: the first three,
+            then rl when the model can be trained in-process (a local torch model).
         out: the run folder (artefacts, trajectories, report.html, learning_curve.png, summary.json, state.json).
         seed: seeds the split and the order of train tasks (and the RL run).
         heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
@@ -159,15 +161,20 @@ def learn(
             their own order.
         on_event: called with a `LearnEvent` as the run progresses.
     """
-    methods = list(dict.fromkeys(methods))
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods:
-        raise ValueError(f"unknown or no learning methods {unknown or methods}; choose from {', '.join(METHODS)}")
+    if methods is not None:
+        methods = list(dict.fromkeys(methods))
+        unknown = [m for m in methods if m not in METHODS]
+        if unknown or not methods:
+            raise ValueError(f"unknown or no learning methods {unknown or methods}; choose from {', '.join(METHODS)}")
     spent_budget = Budget.parse(budget)
     out = Path(out)
     emit = on_event or (lambda event: None)
     train, held, held_env = _split(env, heldout, heldout_fraction, seed)
     meter = MeteredModel(resolve_model(model, parallel=concurrency))
+    if methods is None:
+        methods = [m for m in METHODS if m != "rl" or untrainable(meter.inner) is None]
+    elif "rl" in methods and (problem := untrainable(meter.inner)):
+        raise ValueError(problem)  # before any evaluation, not after the other methods have run
     config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,
               "train": [t.id for t in train], "heldout": [t.id for t in held],
               "unseen": getattr(unseen, "name", None), "budget": [spent_budget.minutes, spent_budget.episodes]}

@@ -319,6 +319,17 @@ def default_rl_config(env: Environment, seed: int, max_turns: int, max_new_token
                        keep_checkpoints=1, progress=False, seed=seed, max_steps=10**9)
 
 
+def untrainable(model: Any) -> str | None:
+    """Why the rl method cannot train `model` in-process (None when it can: a local torch model)."""
+    inner = getattr(model, "inner", model)
+    if getattr(inner, "tokenizer", None) is not None and getattr(inner, "model", None) is not None:
+        return None
+    name = getattr(inner, "name", type(inner).__name__)
+    return (f"the rl method trains the model in-process: it needs a local torch model (local:NAME with "
+            f"AGENTKIT_ENGINE=torch, or a LocalModel), not {name!r} (a llama.cpp engine or a server cannot "
+            "train). Learn skills, notes and pacing with this model: --method skills,notes,pacing.")
+
+
 class RLLearner:
     """Online GRPO / Dual-Track GRPO with a LoRA adapter; one optimiser step per learner step."""
 
@@ -329,17 +340,14 @@ class RLLearner:
         from agentkit.training.trainer import Trainer
 
         self.ctx = ctx
-        inner = ctx.model.inner
-        if getattr(inner, "tokenizer", None) is None or getattr(inner, "model", None) is None:
-            raise ValueError(
-                f"the rl method trains the model in-process: it needs a local model (local:NAME or a LocalModel), "
-                f"not {ctx.model.name!r}. Learn skills and notes with this model, or pass --method skills,notes."
-            )
+        problem = untrainable(ctx.model.inner)
+        if problem:
+            raise ValueError(problem)
         cfg = ctx.rl_config or default_rl_config(ctx.env, ctx.seed, ctx.max_steps, ctx.train_settings.max_tokens)
         cfg = cfg.model_copy(deep=True)
         cfg.progress = False
         self.folder = ctx.out / "rl"
-        self.trainer = Trainer(inner, cfg, out_dir=self.folder)
+        self.trainer = Trainer(ctx.model.inner, cfg, out_dir=self.folder)
         self._resume = resume and latest_checkpoint(self.folder) is not None
         self._rollouts = self.folder / "rollouts.jsonl"
 
