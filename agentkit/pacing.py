@@ -1,9 +1,10 @@
-"""Pacing: how many calls of each phase a run may make, learned from the runs that succeeded.
+"""Pacing: how many replies of each phase a run may make, learned from the runs that succeeded.
 
 Small models loop inside one phase: given a database schema they describe table after table until the
 step limit and never write the query. Runs that succeed do not: in them each phase takes a few calls.
-`Pacing.fit` reads scored trajectories and, per phase, keeps the most calls any successful run made,
-when some failed run went past it (a limit that would have changed nothing is not kept). Attached to an
+`Pacing.fit` reads scored trajectories and, per phase, keeps the most replies (model turns labelled with
+that phase; a call each, for small models) any successful run made, when some failed run went past it (a
+limit that would have changed nothing is not kept). Attached to an
 agent (it is an `Extension` and a `Guard`), it declines a reply that would go past a limit: the calls
 get the reason back instead of running, and the next reply must call the agent's finishing tool when it
 has one (`@tool(final=True)`, e.g. the SQL toolkit's `confirm_answer`). A reply that calls a finishing
