@@ -39,7 +39,7 @@ from agentkit.events import (
     ToolFinished,
     ToolStarted,
 )
-from agentkit.extensions import Chooser, Extension, Guard, Planner, Redirect, RunContext
+from agentkit.extensions import Chooser, Extension, Guard, Planner, RunContext
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
@@ -392,6 +392,7 @@ class Agent:
         results = CallResults()  # to answer repeated calls from (see agentkit.repeats)
         repeating = False
         settings = self.settings  # this step's: a repeat may make the next reply call a finishing tool
+        guards = [e for e in self.extensions if isinstance(e, Guard)]  # looked up once per run, not per step
         while True:
             decisions = _NO_DECISIONS
             if resume is not None:  # a paused reply, now decided: run its calls
@@ -468,13 +469,13 @@ class Agent:
 
                 # 4. A guard (learned pacing) may decline the reply: each call gets the reason back, and the
                 #    next reply must call a finishing tool when the agent has one.
-                if (redirect := self._review(run, reply)) is not None:
+                if guards and (reason := self._declined(guards, run, reply)) is not None:
                     for call in reply.tool_calls:
-                        observation = Message.tool(call, f"Not run: {redirect.reason}", is_error=True)
+                        observation = Message.tool(call, f"Not run: {reason}", is_error=True)
                         messages.append(observation)
                         yield ToolStarted(call)
                         yield ToolFinished(call, observation, 0.0)
-                    if redirect.finish and self._finishers:
+                    if self._finishers:
                         settings = replace(self.settings, tool_choice=self._finishers[0])
                     continue
 
@@ -602,14 +603,11 @@ class Agent:
         parts = [self.instructions, *(s.render() for s in run.sections)]
         return "\n\n".join(p for p in parts if p)
 
-    def _review(self, run: RunContext, reply: Message) -> Redirect | None:
-        """The first guard's redirect of `reply`; a reply that calls a finishing tool is never declined."""
+    def _declined(self, guards: Sequence[Guard], run: RunContext, reply: Message) -> str | None:
+        """The first guard's reason to decline `reply`; a reply that calls a finishing tool is never declined."""
         if any(c.name in self._finishers for c in reply.tool_calls):
             return None
-        for ext in self.extensions:
-            if isinstance(ext, Guard) and (redirect := ext.review(run, reply)) is not None:
-                return redirect
-        return None
+        return next((r for g in guards if (r := g.review(run, reply)) is not None), None)
 
     def _phase_of(self, reply: Message) -> str:
         for call in reply.tool_calls:

@@ -139,22 +139,14 @@ class Chooser(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Redirect:
-    """A guard's verdict on a reply: none of its calls run, each gets `reason` back as its observation,
-    and with `finish` the next reply must call the agent's finishing tool when it has one."""
-
-    reason: str
-    finish: bool = True
-
-
 @runtime_checkable
 class Guard(Protocol):
     """Reviews each reply's tool calls before they run (learned pacing is one); the first guard that
-    redirects a reply decides."""
+    declines a reply decides."""
 
-    def review(self, run: RunContext, reply: Message) -> Redirect | None:
-        """None lets the calls run; a `Redirect` declines the whole reply."""
+    def review(self, run: RunContext, reply: Message) -> str | None:
+        """None lets the calls run; a reason declines the whole reply: none of its calls run, each gets
+        "Not run: <reason>" back, and the next reply must call the agent's finishing tool when it has one."""
         ...
 
 

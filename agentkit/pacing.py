@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.environments.base import succeeded
-from agentkit.extensions import Redirect, RunContext
+from agentkit.extensions import RunContext
 from agentkit.files import atomic_write
 from agentkit.messages import Message
 from agentkit.trajectory import Trajectory
@@ -109,7 +109,7 @@ class Pacing:
     def after_run(self, run: RunContext) -> None:
         """Nothing after it: limits are learned by `fit`, not run by run."""
 
-    def review(self, run: RunContext, reply: Message) -> Redirect | None:
+    def review(self, run: RunContext, reply: Message) -> str | None:
         """Decline the reply when its phase has now had more turns than its limit."""
         turns = [t for t in run.trajectory.turns if t.context == "main"]  # the reply's own turn is the last
         if not turns:
@@ -121,9 +121,9 @@ class Pacing:
             return None
         declined = list(run.trajectory.extras.get(self.name, {}).get("declined", []))
         run.record(self.name, {"limits": self.limits, "declined": [*declined, turns[-1].index]})
-        return Redirect(f"runs that succeeded at tasks like this one made at most {limit} {phase} call"
-                        f"{'s' if limit != 1 else ''}, and this run has made {made - 1}. Finish with what you "
-                        "have found so far.")
+        return (f"runs that succeeded at tasks like this one made at most {limit} {phase} call"
+                f"{'s' if limit != 1 else ''}, and this run has made {made - 1}. Finish with what you have found "
+                "so far.")
 
     def __repr__(self) -> str:
         return f"Pacing({self.limits})"

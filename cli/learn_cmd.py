@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
                                      f"{exc}") from exc
 
         console = Console()
-        methods = [m.strip() for m in (method or "skills,notes,pacing,rl").split(",") if m.strip()]
+        methods = None if method is None else [m.strip() for m in method.split(",") if m.strip()]
         try:
             the_budget = Budget.parse(budget)
         except ValueError as exc:
@@ -98,8 +98,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"cannot load the tasks: {exc}") from exc
         with console.status(f"Loading model {model} …"):
             the_model = resolve_model(model, parallel=concurrency)
-        if method is None and untrainable(the_model):
-            methods.remove("rl")
+        if methods is None and untrainable(the_model):  # learn's default then leaves rl out: say so
             console.print(f"rl left out: {model} runs on an engine that cannot train (AGENTKIT_ENGINE=torch loads "
                           "a local model in torch, which can); learning skills, notes and pacing")
 

@@ -11,7 +11,7 @@ from agentkit import Agent, tool
 from agentkit.environments.base import run_episode, succeeded
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.pacing import Pacing, phase_counts
-from agentkit.testing import ScriptedModel, call
+from agentkit.testing import ScriptedModel, call, calls
 from agentkit.trajectory import Trajectory
 
 TABLES = {"a": "a(x, y)", "b": "b(z)"}
@@ -70,9 +70,10 @@ def test_a_reply_past_its_phase_limit_is_not_run_and_the_next_reply_must_finish(
 
 
 def test_a_reply_that_finishes_is_never_declined_and_unlimited_phases_run_freely() -> None:
-    pacing = Pacing({"finish": 1, "other": 1})
-    model = ScriptedModel([call("look", table="a"), call("look", table="a"), call("look", table="b"),
-                           call("answer", text="done")])
+    pacing = Pacing({"explore": 1, "other": 1})
+    # The second reply is past the explore limit (its first call is a look) but it also finishes the run.
+    model = ScriptedModel([call("look", table="a"),
+                           calls(("look", {"table": "b"}), ("answer", {"text": "done"}))])
     result = Agent(model, tools=[look, answer], extensions=[pacing]).run("q")
     assert result.answer == "done" and "pacing" not in result.trajectory.extras
 

@@ -25,22 +25,23 @@ ROWS = {"skills": ("skills",), "notes": ("notes",), "pacing": ("pacing",), "rl":
 and pacing (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine)."""
 
 
-def seed_before(source: Path, out: Path, methods: tuple[str, ...], budget: object) -> None:
+def seed_before(source: Path, out: Path, methods: tuple[str, ...], budget: list[float | int | None]) -> None:
     """Start `out` as a resumable run holding `source`'s before-evaluations (scores, costs, trajectories);
     `learn` then checks on resume that the split, model and seed are the same and runs the rest."""
     import shutil
 
+    from agentkit.training.learning.loop import new_state
+
     state = json.loads((source / "state.json").read_text())
-    before = ("before", "unseen-before")
-    config = {**state["config"], "methods": list(methods), "budget": [budget.minutes, budget.episodes]}  # type: ignore[attr-defined]
+    fresh = new_state({**state["config"], "methods": list(methods), "budget": budget})
+    for label in ("before", "unseen-before"):
+        if label in state["scores"]:
+            fresh["scores"][label] = state["scores"][label]
+            fresh["costs"][f"eval-{label}"] = state["costs"][f"eval-{label}"]
     (out / "trajectories").mkdir(parents=True)
     for name in ("heldout-before.jsonl", "unseen-before.jsonl"):
         if (source / "trajectories" / name).exists():
             shutil.copy(source / "trajectories" / name, out / "trajectories" / name)
-    fresh = {"version": state["version"], "config": config, "done": [],
-             "scores": {k: v for k, v in state["scores"].items() if k in before},
-             "costs": {k: v for k, v in state["costs"].items() if k in {f"eval-{b}" for b in before}},
-             "progress": {}, "files": {}, "learning": {"minutes": 0.0, "tokens": 0, "episodes": 0}, "curve": []}
     (out / "state.json").write_text(json.dumps(fresh, indent=1))
 
 
@@ -87,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             out = args.out / f"{row}-seed{seed}"
             model = resolve_model(args.model, parallel=args.concurrency)  # fresh per row: rl trains it in place
             if args.before_from is not None and not (out / "state.json").exists():
-                seed_before(args.before_from, out, ROWS[row], Budget.parse(args.budget))
+                budget = Budget.parse(args.budget)
+                seed_before(args.before_from, out, ROWS[row], [budget.minutes, budget.episodes])
             rl_config = None
             if row == "rl-grpo":
                 rl_config = default_rl_config(env, seed, args.max_steps, args.max_tokens).model_copy(

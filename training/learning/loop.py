@@ -251,10 +251,15 @@ def _open_state(out: Path, config: dict[str, Any], resume: bool) -> dict[str, An
     if path.exists():
         raise FileExistsError(f"{out} already holds a learning run; pass resume=True (--resume) or a new folder")
     out.mkdir(parents=True, exist_ok=True)
-    state = {"version": STATE_VERSION, "config": config, "done": [], "scores": {}, "costs": {}, "progress": {},
-             "files": {}, "learning": {"minutes": 0.0, "tokens": 0, "episodes": 0}, "curve": []}
+    state = new_state(config)
     _save_state(out, state)
     return state
+
+
+def new_state(config: dict[str, Any]) -> dict[str, Any]:
+    """The saved position of a run that has done nothing yet (OUT/state.json)."""
+    return {"version": STATE_VERSION, "config": config, "done": [], "scores": {}, "costs": {}, "progress": {},
+            "files": {}, "learning": {"minutes": 0.0, "tokens": 0, "episodes": 0}, "curve": []}
 
 
 def _save_state(out: Path, state: dict[str, Any]) -> None:
@@ -344,7 +349,7 @@ class _Run:
             else:
                 progress["share_episodes"] = None
             self.save()
-        learner = make_learner(method, self.ctx, resume=resume)
+        learner = make_learner(method, self.ctx, progress, resume=resume)
         file_name = f"trajectories/train-{method}.jsonl"
         path = self.out / file_name
         phase = f"learn-{method}"

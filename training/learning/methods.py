@@ -258,12 +258,12 @@ class NotesLearner:
 
 
 class PacingLearner:
-    """Pacing on the train split: bare episodes until the run holds one per train task, limits refitted from
-    all of the run's train trajectories (every method's) after each step and saved to OUT/pacing.json."""
+    """Pacing on the train split: limits fitted from all of the run's train trajectories (every method's), then
+    bare episodes until the run holds one per train task, refitted after each step; saved to OUT/pacing.json."""
 
     name = "pacing"
 
-    def __init__(self, ctx: LearnContext) -> None:
+    def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
         self.ctx = ctx
         self.file = ctx.out / "pacing.json"
         episode = ctx.env.reset(ctx.train[0])
@@ -271,28 +271,24 @@ class PacingLearner:
             self.exempt = {"act"} | {t.phase for t in episode.tools if t.final and t.phase}
         finally:
             episode.close()
+        # Read once: the earlier methods' runs, and this method's own when resumed; steps add theirs.
+        self.seen = read_jsonl(sorted((ctx.out / "trajectories").glob("train-*.jsonl")))
+        self._fit(progress)  # limits exist even if the budget leaves no step
 
     def finished(self, progress: dict[str, Any]) -> bool:
-        """Done when the run's train trajectories number at least the train split (then fitted once more)."""
-        seen = self._seen()
-        if len(seen) < len(self.ctx.train):
-            return False
-        self._fit(seen, progress)
-        return True
+        """Done when the run's train trajectories number at least the train split."""
+        return len(self.seen) >= len(self.ctx.train)
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """`concurrency` bare train episodes (no limits attached: pacing learns how runs go by themselves),
         then the limits refitted from every train trajectory of the run."""
-        tasks = self.ctx.next_tasks(progress, self.ctx.concurrency)
-        trajectories = run_batch(self.ctx, tasks, [], "pacing")
-        self._fit([*self._seen(), *trajectories], progress)
+        trajectories = run_batch(self.ctx, self.ctx.next_tasks(progress, self.ctx.concurrency), [], "pacing")
+        self.seen += trajectories
+        self._fit(progress)
         return trajectories
 
-    def _seen(self) -> list[Trajectory]:
-        return read_jsonl(sorted((self.ctx.out / "trajectories").glob("train-*.jsonl")))
-
-    def _fit(self, trajectories: list[Trajectory], progress: dict[str, Any]) -> None:
-        pacing = Pacing.fit(trajectories, exempt=self.exempt)
+    def _fit(self, progress: dict[str, Any]) -> None:
+        pacing = Pacing.fit(self.seen, exempt=self.exempt)
         pacing.save(self.file)
         progress["limits"] = pacing.limits
         progress["evidence"] = pacing.evidence
@@ -397,14 +393,14 @@ class RLLearner:
         return None
 
 
-def make_learner(method: str, ctx: LearnContext, *, resume: bool) -> Any:
-    """The learner of `method` (skills, notes, pacing or rl)."""
+def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, resume: bool) -> Any:
+    """The learner of `method` (skills, notes, pacing or rl); `progress` is its saved position."""
     if method == "skills":
         return SkillsLearner(ctx)
     if method == "notes":
         return NotesLearner(ctx)
     if method == "pacing":
-        return PacingLearner(ctx)
+        return PacingLearner(ctx, progress)
     if method == "rl":
         return RLLearner(ctx, resume=resume)
     raise ValueError(f"unknown learning method {method!r}; choose from {', '.join(METHODS)}")
