@@ -151,7 +151,10 @@ def _calls_from_text(
 
 
 def _json_sequence(text: str) -> list[Any] | None:
-    """Two or more JSON values written one after another (separated by blanks or commas), else None."""
+    """Two or more JSON values written one after another (separated by blanks or commas), else None.
+
+    A reply cut off by the token limit in the middle of a later value keeps the complete values before it
+    (small models list call after call until the limit); the cut-off one is dropped, never guessed at."""
     decoder = json.JSONDecoder()
     values: list[Any] = []
     pos = 0
@@ -163,9 +166,33 @@ def _json_sequence(text: str) -> list[Any] | None:
         try:
             value, pos = decoder.raw_decode(text, pos)
         except ValueError:
+            if values and text[pos] in "{[" and _unterminated(text[pos:]):
+                return values
             return None
         values.append(value)
     return values if len(values) > 1 else None
+
+
+def _unterminated(text: str) -> bool:
+    """Whether `text` is a JSON object or array that was cut off (its brackets never close)."""
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return False
+    return depth > 0
 
 
 def _call_from_object(obj: Any) -> ToolCall | None:

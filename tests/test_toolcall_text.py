@@ -43,6 +43,13 @@ CORPUS: list[tuple[str, list[tuple[str, dict]], bool]] = [
     ('```json\n{"name": "add", "arguments": {"a": 1}}\n```', [("add", {"a": 1})], False),
     ('Let me compute.\n```\n{"name": "search", "arguments": {"q": "z"}}\n```', [("search", {"q": "z"})], False),
     ('{"name": "add", "arguments": {"a": 5}}', [("add", {"a": 5})], False),
+    # Calls one per line, the last cut off by the token limit: the complete ones are kept, the cut one dropped.
+    ('{"name": "add", "arguments": {"a": 1}}\n{"name": "search", "arguments": {"q": "y"}}\n{"name": "add", "argu',
+     [("add", {"a": 1}), ("search", {"q": "y"})], False),
+    ('{"name": "add", "arguments": {"a": 1}}\n{"name": "search", "arguments": {"q": "a } {',
+     [("add", {"a": 1})], False),
+    ('<tool_call>{"name": "add", "arguments": {"a": 1}}\n{"name": "add", "arguments": {"a": 2, "b": [3</tool_call>',
+     [("add", {"a": 1})], False),
     # A call-shaped object naming a tool that does not exist is an error the model can fix (small models
     # invent tools); JSON that is not shaped like a call stays plain text.
     ('{"name": "unknown_tool", "arguments": {"a": 5}}', [], True),
