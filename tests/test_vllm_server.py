@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -128,6 +129,36 @@ def test_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
     else:
         os.kill(child, signal.SIGKILL)
         pytest.fail("a child of the server outlived stop()")
+
+
+@pytest.mark.parametrize("kill", [signal.SIGKILL, signal.SIGTERM], ids=["sigkill", "sigterm"])
+def test_a_server_does_not_outlive_the_process_that_started_it(tmp_path: Path, kill: int) -> None:
+    """Library use with no stop(): the starting process is killed (no handler runs), its server still ends."""
+    plan = make_plan()
+    parent = f"""
+import sys, time
+from agentkit.models.vllm_server import VLLMServer
+from agentkit.serving import ServeOptions, plan_serve
+plan = plan_serve({TINY!r}, None, "0.12.0", ServeOptions(model="tiny", port={plan.port}))
+server = VLLMServer(plan, command={standin(plan)!r}, startup_timeout=30, log_path={str(tmp_path / "s.log")!r}).start()
+print(server.process.pid, flush=True)
+time.sleep(600)
+"""
+    starter = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
+    try:
+        assert starter.stdout is not None
+        server_pid = int(starter.stdout.readline())
+        os.kill(server_pid, 0)  # the server is up
+        assert not port_free(plan.port)
+        starter.send_signal(kill)
+        starter.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not port_free(plan.port):
+            time.sleep(0.1)
+        assert port_free(plan.port), "the server outlived the process that started it"
+    finally:
+        starter.kill()
+        starter.wait()
 
 
 def test_runtime_lora_routes_follow_the_plan_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

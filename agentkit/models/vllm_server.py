@@ -6,8 +6,10 @@
 
 The server runs in its own process group (so vLLM's engine and worker processes stop with it), its
 output goes to a log file, and a crash during start-up raises `ServerStartError` with the last lines
-of that log. `VLLMAdmin` speaks the server's non-chat routes: `/health`, `/v1/models` and the runtime
-LoRA routes `/v1/load_lora_adapter` / `/v1/unload_lora_adapter` (served only when the server was
+of that log. A small watchdog process in that group ends it when the process that started it dies
+without `stop()` (killed, or SIGTERM with no handler), so a library user never leaves a server behind.
+`VLLMAdmin` speaks the server's non-chat routes: `/health`, `/v1/models` and the runtime LoRA routes
+`/v1/load_lora_adapter` / `/v1/unload_lora_adapter` (served only when the server was
 started with `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`).
 """
 
@@ -20,6 +22,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import weakref
@@ -68,9 +71,41 @@ def _port_in_use(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-def _terminate_group(pid: int) -> None:
+def _terminate_group(pid: int, lifeline: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGTERM)
+    with contextlib.suppress(OSError):
+        os.close(lifeline)  # the watchdog escalates to SIGKILL if the server lingers
+
+
+# `python -c LAUNCH FD GRACE COMMAND...` starts the server in its new session: it forks a watchdog into the
+# server's process group, then becomes the server (exec, same pid). The watchdog blocks reading FD, a pipe
+# whose only write end the starting process holds: at end of file (that process is gone, however it died, or
+# stop() closed it) it terminates the group, SIGKILL after GRACE seconds. It ignores SIGTERM, so the group's
+# own SIGTERM leaves it there to escalate; stop()'s SIGKILL of the group ends it.
+LAUNCH = """
+import os, signal, sys, time
+fd, grace, command = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+server = os.getpid()
+if os.fork() == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while os.read(fd, 64):
+        pass
+    def alive():
+        try:
+            os.kill(server, 0)
+        except ProcessLookupError:
+            return False
+        return os.getppid() == server
+    if alive():
+        os.killpg(0, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    os.killpg(0, signal.SIGKILL)
+os.close(fd)
+os.execvp(command[0], command)
+"""
 
 
 class VLLMServer:
@@ -98,6 +133,8 @@ class VLLMServer:
         self._started = False
         self._group_ended = False
         self.process: subprocess.Popen[bytes] | None = None
+        self._lifeline: int | None = None  # the write end of the watchdog's pipe
+        self.watchdog_grace = 30.0  # seconds between the watchdog's SIGTERM and SIGKILL
         self._finalizer: weakref.finalize | None = None
         self._log_file: Any = None
         self.admin = VLLMAdmin(plan.base_url, plan.api_key)
@@ -180,13 +217,24 @@ class VLLMServer:
             self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            self.command, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=self.env, start_new_session=True,
-        )
+        # The read end goes to the server's watchdog (see LAUNCH); this process keeps the write end.
+        lifeline, self._lifeline = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", LAUNCH, str(lifeline), str(self.watchdog_grace), *self.command],
+                stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=self.env, start_new_session=True, pass_fds=(lifeline,),
+            )
+        except BaseException:
+            os.close(self._lifeline)
+            self._lifeline = None
+            raise
+        finally:
+            os.close(lifeline)
         self._group_ended = False
-        # If this object is dropped or the interpreter exits without stop(), still end the server's group.
-        self._finalizer = weakref.finalize(self, _terminate_group, self.process.pid)
+        # If this object is dropped or the interpreter exits without stop(), still end the server's group
+        # (and if this process dies without either, the watchdog does).
+        self._finalizer = weakref.finalize(self, _terminate_group, self.process.pid, self._lifeline)
         try:
             self._wait_healthy()
         except BaseException:
@@ -244,9 +292,12 @@ class VLLMServer:
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
         # vLLM's engine core runs in child processes of the same group: end any straggler (once: the group
-        # id must not be signalled again after it could have been reused).
+        # id must not be signalled again after it could have been reused). The watchdog goes with it.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
         self._group_ended = True
         if self._finalizer is not None:
             self._finalizer.detach()
