@@ -39,6 +39,7 @@ from agentkit.training.learning.methods import (
     METHODS,
     LearnContext,
     MeteredModel,
+    RLLearner,
     frozen_copy,
     make_learner,
     open_notes,
@@ -361,7 +362,7 @@ class _Run:
                                  else progress["share_episodes"] - progress["episodes"])
                 if any(left is not None and left <= 0 for left in (minutes_left, episodes_left)):
                     break
-                if getattr(learner, "finished", lambda _: False)(progress):
+                if learner.finished(progress):
                     break
                 tokens0, t0 = self.ctx.model.tokens, time.perf_counter()
                 trajectories = learner.step(progress)
@@ -378,7 +379,7 @@ class _Run:
                 self.emit(LearnEvent(phase, _step_message(method, progress, trajectories), progress["episodes"],
                                      progress["share_episodes"], minutes_left=None if minutes_left is None
                                      else max(0.0, minutes_left - minutes), episodes_left=episodes_left))
-            if method == "rl":
+            if isinstance(learner, RLLearner):
                 adapter = learner.export_adapter()
                 progress["adapter"] = str(adapter) if adapter else None
             progress["details"] = learner.details(progress)

@@ -170,7 +170,30 @@ def run_batch(ctx: LearnContext, tasks: Sequence[Task], extensions: Sequence[Ext
         return list(pool.map(play, tasks))
 
 
-class SkillsLearner:
+class Learner:
+    """One method's learning phase: `step` plays train episodes and learns from them, until the loop's budget
+    share is spent or `finished` says there is nothing left to learn."""
+
+    name = ""
+
+    def step(self, progress: dict[str, Any]) -> list[Trajectory]:
+        """One step of learning from new train episodes; the trajectories it played. `progress` is the
+        method's saved position (the learner may keep its own figures in it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define step")
+
+    def finished(self, progress: dict[str, Any]) -> bool:
+        """Whether the phase may end before its budget share (by default only the budget ends it)."""
+        return False
+
+    def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        """The method's progress figures for the report."""
+        return {}
+
+    def close(self) -> None:
+        """Release what the learner holds open."""
+
+
+class SkillsLearner(Learner):
     """Skill1 on the train split: one episode per step, successful runs distilled into the library."""
 
     name = "skills"
@@ -200,7 +223,7 @@ class SkillsLearner:
         return None
 
 
-class NotesLearner:
+class NotesLearner(Learner):
     """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step."""
 
     name = "notes"
@@ -257,7 +280,7 @@ class NotesLearner:
         self.notebook.close()
 
 
-class PacingLearner:
+class PacingLearner(Learner):
     """Pacing on the train split: limits fitted from all of the run's train trajectories (every method's), then
     bare episodes until the run holds one per train task, refitted after each step; saved to OUT/pacing.json."""
 
@@ -326,7 +349,7 @@ def untrainable(model: Any) -> str | None:
             "train). Learn skills, notes and pacing with this model: --method skills,notes,pacing.")
 
 
-class RLLearner:
+class RLLearner(Learner):
     """Online GRPO / Dual-Track GRPO with a LoRA adapter; one optimiser step per learner step."""
 
     name = "rl"
@@ -393,7 +416,7 @@ class RLLearner:
         return None
 
 
-def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, resume: bool) -> Any:
+def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, resume: bool) -> Learner:
     """The learner of `method` (skills, notes, pacing or rl); `progress` is its saved position."""
     if method == "skills":
         return SkillsLearner(ctx)
