@@ -289,6 +289,26 @@ def test_notes_on_the_tooluse_environment_roll_back_when_they_do_not_help(tmp_pa
     assert runs and {t.task_id for t in runs} <= set(report.train_tasks)
 
 
+def test_notes_stop_early_when_the_analyst_writes_nothing_usable(tmp_path: Path) -> None:
+    """A small acting model as its own analyst copies the template: after PATIENCE such batches in a row
+    the notes phase ends and leaves the rest of its share to the next method."""
+    env = clinic(10)
+
+    def reply(messages: Sequence[Message], tools: Any) -> Message | str:
+        if messages[0].content == ANALYST_SYSTEM:
+            return "a note about the mistake"  # never the JSON the notebook asks for
+        return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": "SELECT 0"})])
+
+    report = learn(env, FunctionModel(reply), budget="20ep", methods=("notes", "pacing"), out=tmp_path / "run",
+                   seed=0, **{**OPTIONS, "notes_batch": 1})
+    notes = report.details["notes"]
+    assert notes["batches"] == 3 and notes["accepted"] == 0 and notes["notes_in_notebook"] == 0
+    assert "no usable note in 3 batches" in notes["stopped"]
+    costs = {c.phase: c for c in report.costs}
+    assert costs["learn-notes"].episodes == 3  # not the 10 of its share
+    assert costs["learn-pacing"].episodes > 0  # the next method ran
+
+
 def test_a_heldout_environment_takes_its_tasks_out_of_training(tmp_path: Path) -> None:
     records = [json.loads(line) for line in CLINIC_TASKS.read_text().splitlines()[:8]]
     env = SQLEnvironment(db=CLINIC_DB, tasks=records[:6], name="sql-clinic-train")

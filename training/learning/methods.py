@@ -224,9 +224,12 @@ class SkillsLearner(Learner):
 
 
 class NotesLearner(Learner):
-    """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step."""
+    """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step. The phase ends
+    early when the analyst wrote no usable note in `PATIENCE` batches in a row that had failures to study
+    (a small acting model as its own analyst copies the template): its budget goes to the next method."""
 
     name = "notes"
+    PATIENCE = 3
 
     def __init__(self, ctx: LearnContext) -> None:
         self.ctx = ctx
@@ -264,16 +267,28 @@ class NotesLearner(Learner):
             for episode in episodes.values():
                 episode.close()
         progress["batches"] = progress.get("batches", 0) + 1
+        if result.notes_added or result.notes_merged:  # the analyst can write notes (kept or rolled back)
+            progress["unwritten"] = 0
+        elif result.failures:
+            progress["unwritten"] = progress.get("unwritten", 0) + 1
         progress["accepted"] = progress.get("accepted", 0) + int(result.accepted)
         progress["rolled_back"] = progress.get("rolled_back", 0) + int(result.rolled_back)
         progress["last"] = result.summary()
         return produced
 
+    def finished(self, progress: dict[str, Any]) -> bool:
+        """Done when the analyst wrote no usable note in `PATIENCE` batches in a row."""
+        return int(progress.get("unwritten", 0)) >= self.PATIENCE
+
     def details(self, progress: dict[str, Any]) -> dict[str, Any]:
         """The method's progress figures for the report."""
-        return {"notes_in_notebook": len(self.notebook), "batches": progress.get("batches", 0),
-                "accepted": progress.get("accepted", 0), "rolled_back": progress.get("rolled_back", 0),
-                "last_batch": progress.get("last", ""), "episodes": progress.get("episodes", 0)}
+        out = {"notes_in_notebook": len(self.notebook), "batches": progress.get("batches", 0),
+               "accepted": progress.get("accepted", 0), "rolled_back": progress.get("rolled_back", 0),
+               "last_batch": progress.get("last", ""), "episodes": progress.get("episodes", 0)}
+        if self.finished(progress):
+            out["stopped"] = (f"the analyst wrote no usable note in {self.PATIENCE} batches in a row; the rest of "
+                              "the budget went to the next method (a stronger analyst may do better)")
+        return out
 
     def close(self) -> None:
         """Close the notebook."""
