@@ -307,6 +307,13 @@ def test_notes_stop_early_when_the_analyst_writes_nothing_usable(tmp_path: Path)
     costs = {c.phase: c for c in report.costs}
     assert costs["learn-notes"].episodes == 3  # not the 10 of its share
     assert costs["learn-pacing"].episodes > 0  # the next method ran
+    # Neither learned anything an agent would show (no note; no run succeeded, so no limit): the agent after
+    # each is the agent before, and the held-out evaluations are not run again but say whose score they repeat.
+    after_notes, after_pacing = report.evaluations
+    assert (after_notes.same_as, after_pacing.same_as) == ("before", "after-notes")
+    assert after_pacing.per_task == report.before.per_task and after_pacing.minutes == 0
+    assert not (tmp_path / "run" / "trajectories" / "heldout-after-notes.jsonl").exists()
+    assert "not run (notes learned nothing" in (tmp_path / "run" / "report.html").read_text()
 
 
 def test_a_heldout_environment_takes_its_tasks_out_of_training(tmp_path: Path) -> None:

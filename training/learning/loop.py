@@ -196,8 +196,11 @@ def learn(
         if method not in state["done"]:
             run.learn_phase(method, spent_budget, n_methods=len(methods), remaining_methods=len(methods) - i,
                             resume=resume)
-        learned = methods[: i + 1]
-        run.evaluate(f"after-{method}", held_env, held, artefacts=learned, curve=True)
+        label, last = f"after-{method}", ("before" if i == 0 else f"after-{methods[i - 1]}")
+        if state["progress"].get(method, {}).get("learned_nothing"):
+            run.repeat(label, last, why=f"{method} learned nothing a prompt or reply would show")
+        else:
+            run.evaluate(label, held_env, held, artefacts=methods[: i + 1], curve=True)
     if unseen is not None:
         run.evaluate("unseen-after", unseen, list(unseen.tasks()), artefacts=methods)
     report = run.report(config, spent_budget, train, held, methods, unseen is not None)
@@ -331,6 +334,22 @@ class _Run:
         self.save()
         return score
 
+    def repeat(self, label: str, source: str, *, why: str) -> Score:
+        """The held-out score `source` again under `label`, without running it: the agent is unchanged since
+        (greedy decoding, identical prompts), so a second evaluation would only spend the budget's time."""
+        if label in self.state["scores"]:
+            return Score.model_validate(self.state["scores"][label])
+        score = Score.model_validate({**self.state["scores"][source], "label": label, "minutes": 0.0, "tokens": 0,
+                                      "same_as": source, "why_same": why})
+        self.state["scores"][label] = score.model_dump(mode="json")
+        learning = self.state["learning"]
+        self.state["curve"].append(CurvePoint(label=label, minutes=round(learning["minutes"], 3),
+                                              tokens=learning["tokens"], success_rate=score.success_rate,
+                                              ci_low=score.ci_low, ci_high=score.ci_high).model_dump())
+        self.save()
+        self.emit(LearnEvent(f"eval {label}", f"not run: {why}; the score of {source} stands", 1, 1))
+        return score
+
     # -- learning ------------------------------------------------------------------------------------
     def learn_phase(self, method: str, budget: Budget, *, n_methods: int, remaining_methods: int,
                     resume: bool) -> None:
@@ -383,6 +402,7 @@ class _Run:
                 adapter = learner.export_adapter()
                 progress["adapter"] = str(adapter) if adapter else None
             progress["details"] = learner.details(progress)
+            progress["learned_nothing"] = learner.learned_nothing()
         finally:
             learner.close()
         self.state["costs"][phase] = PhaseCost(phase=phase, minutes=round(progress["minutes"], 3),

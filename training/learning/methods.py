@@ -189,6 +189,11 @@ class Learner:
         """The method's progress figures for the report."""
         return {}
 
+    def learned_nothing(self) -> bool:
+        """True when nothing the method learned can reach a prompt or a reply (an empty notebook, no limits):
+        the agent after it is the agent before it, so the evaluation after it would only repeat the last one."""
+        return False
+
     def close(self) -> None:
         """Release what the learner holds open."""
 
@@ -290,6 +295,10 @@ class NotesLearner(Learner):
                               "the budget went to the next method (a stronger analyst may do better)")
         return out
 
+    def learned_nothing(self) -> bool:
+        """An empty notebook shows nothing (no notes section in any prompt)."""
+        return len(self.notebook) == 0
+
     def close(self) -> None:
         """Close the notebook."""
         self.notebook.close()
@@ -335,6 +344,10 @@ class PacingLearner(Learner):
         """The method's progress figures for the report."""
         return {"limits": progress.get("limits", {}), "evidence": progress.get("evidence", {}),
                 "episodes": progress.get("episodes", 0)}
+
+    def learned_nothing(self) -> bool:
+        """Pacing without a limit declines nothing."""
+        return not Pacing.load(self.file).limits
 
     def close(self) -> None:
         """Nothing to release."""

@@ -46,6 +46,8 @@ class Score(BaseModel):
     per_task: dict[str, bool] = Field(default_factory=dict)
     minutes: float = 0.0
     tokens: int = 0
+    same_as: str | None = None  # not run: the agent was unchanged since this evaluation, whose results these are
+    why_same: str | None = None
 
     @classmethod
     def of(cls, label: str, run: EvalRun, *, minutes: float, tokens: int) -> Score:
@@ -207,7 +209,7 @@ def html_report(report: LearningReport) -> str:
         out.append(f"<tr><td>{e(s.label)}</td><td>{s.successes}/{s.tasks} ({_pct(s.success_rate)})</td>"
                    f"<td>{_pct(s.ci_low)} – {_pct(s.ci_high)}</td>"
                    f"<td>{(s.success_rate - report.before.success_rate) * 100:+.1f}</td><td>{s.mean_reward:.3f}</td>"
-                   f"<td>{s.errors}</td><td>{s.minutes:.2f}</td><td>{s.tokens}</td></tr>")
+                   f"<td>{s.errors}</td><td>{_eval_cost(s)}</td><td>{s.tokens}</td></tr>")
     out.append("</table>")
     if report.unseen_before is not None and report.unseen_after is not None:
         out.append("<h2>Unseen database (never used for learning)</h2><table><tr><th>evaluation</th><th>success"
@@ -253,3 +255,10 @@ def write_report_files(report: LearningReport, out: Path) -> dict[str, Path]:
     (out / "report.html").write_text(page)
     paths["html"] = out / "report.html"
     return paths
+
+
+def _eval_cost(score: Score) -> str:
+    """An evaluation's minutes, or which one it repeats (not run: nothing had changed)."""
+    if score.same_as is None:
+        return f"{score.minutes:.2f}"
+    return html.escape(f"not run ({score.why_same or 'nothing learned'}): = {score.same_as}")
