@@ -53,6 +53,9 @@ def register(app: typer.Typer) -> None:
         heldout: Path | None = typer.Option(None, "--heldout", help="A task file of held-out tasks (same --env "
                                             "and --db); default: a seeded share of --tasks."),
         heldout_fraction: float = typer.Option(0.3, "--heldout-fraction", help="Share of tasks held out."),
+        validation: float = typer.Option(0.25, "--validation", min=0.0, max=0.9, help="Share of the train tasks "
+                                         "no method learns from: a method is set aside when the agent with it "
+                                         "solves fewer of them than without it (0: no check)."),
         unseen_db: str | None = typer.Option(None, "--unseen-db", help="A database never learned on (sql): "
                                              "'clinic' (shipped) or a file with --unseen-tasks."),
         unseen_tasks: Path | None = typer.Option(None, "--unseen-tasks", help="Questions of --unseen-db."),
@@ -121,9 +124,9 @@ def register(app: typer.Typer) -> None:
 
             try:
                 report = learn(environment, the_model, budget=the_budget, methods=methods, out=out, seed=seed,
-                               heldout=held_env, heldout_fraction=heldout_fraction, unseen=unseen, resume=resume,
-                               max_steps=max_steps, train_temperature=temperature, max_tokens=max_tokens,
-                               notes_threshold=notes_threshold, concurrency=concurrency,
+                               heldout=held_env, heldout_fraction=heldout_fraction, validation=validation,
+                               unseen=unseen, resume=resume, max_steps=max_steps, train_temperature=temperature,
+                               max_tokens=max_tokens, notes_threshold=notes_threshold, concurrency=concurrency,
                                on_event=show)
             except (ValueError, FileExistsError, FileNotFoundError) as exc:
                 console.print(f"[red]error:[/red] {exc}")
@@ -132,6 +135,9 @@ def register(app: typer.Typer) -> None:
         console.print(report.table_row())
         for c in report.costs:
             console.print(f"  {c.phase}: {c.minutes:.2f} min, {c.tokens} tokens, {c.episodes} episodes")
+        for detail in report.details.values():
+            if "set_aside" in detail:
+                console.print(f"  {detail['set_aside']}")
         console.print(f"report: {out / 'report.html'} · summary: {out / 'summary.json'}")
         hints = [f"--skills {report.artefacts['skills']}" if "skills" in report.artefacts else "",
                  f"--notes {report.artefacts['notes']}" if "notes" in report.artefacts else "",

@@ -60,3 +60,22 @@ def test_learn_by_default_leaves_out_rl_for_a_model_it_cannot_train_and_says_so(
     refused = runner.invoke(app, [*base, "--method", "skills,rl", "--out", str(tmp_path / "rl")])
     assert refused.exit_code == 1 and "needs a local torch model" in refused.output
     assert not (tmp_path / "rl" / "trajectories").exists()
+
+
+def test_learn_command_holds_back_validation_tasks_unless_told_not_to(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:20]) + "\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 200))
+    base = ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model", f"script:{script}",
+            "--method", "skills", "--budget", "2ep", "--max-steps", "1"]
+    checked = runner.invoke(app, [*base, "--out", str(tmp_path / "a")])
+    assert checked.exit_code == 0, checked.output
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert len(summary["heldout_tasks"]) == 6 and len(summary["validation_tasks"]) == 4
+    assert [s["label"] for s in summary["validation"]] == ["validation-before", "validation-skills"]
+    assert (tmp_path / "a" / "trajectories" / "validation-before.jsonl").exists()
+    unchecked = runner.invoke(app, [*base, "--validation", "0", "--out", str(tmp_path / "b")])
+    assert unchecked.exit_code == 0, unchecked.output
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["validation_tasks"] == [] and len(summary["train_tasks"]) == 14

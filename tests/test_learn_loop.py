@@ -18,7 +18,9 @@ from agentkit.messages import Message, ToolCall
 from agentkit.skills.prompts import DISTILL_SYSTEM
 from agentkit.testing import FunctionModel
 from agentkit.training.learning import Budget, LearnEvent, check_no_leak, learn, split_tasks, wilson_interval
+from agentkit.training.learning.loop import validation_split
 from agentkit.training.learning.report import LearningReport, Score
+from agentkit.trajectory import read_jsonl
 
 SKILL_MARK = "ALWAYS-CHECK-THE-GOLD-PATTERN"
 NOTE_MARK = "REMEMBER-THE-CLINIC-NOTE"
@@ -170,7 +172,7 @@ def test_a_leak_is_caught(tmp_path: Path) -> None:
     heldout_run = _read(tmp_path / "run" / "trajectories" / "heldout-before.jsonl")[0]
     with open(tmp_path / "run" / "trajectories" / "train-skills.jsonl", "a") as f:
         f.write(heldout_run.model_dump_json() + "\n")
-    with pytest.raises(AssertionError, match="held-out tasks reached learning"):
+    with pytest.raises(AssertionError, match="held-out or validation tasks reached learning"):
         check_no_leak(report, tmp_path / "run")
 
 
@@ -428,3 +430,57 @@ def test_pacing_learned_from_train_runs_ends_heldout_loops(tmp_path: Path) -> No
     assert all(t.extras["pacing"]["declined"] == [2] for t in after)
     learning_runs = _read(tmp_path / "run" / "trajectories" / "train-pacing.jsonl")
     assert all("pacing" not in t.extras for t in learning_runs)  # train episodes run without the limits
+
+
+def test_validation_is_a_seeded_share_of_train_and_off_when_too_small() -> None:
+    tasks = clinic(26).tasks()
+    learning, check = validation_split(tasks, 0.25, seed=3)
+    assert len(check) == 6 and not {t.id for t in learning} & {t.id for t in check}
+    assert {t.id for t in learning} | {t.id for t in check} == {t.id for t in tasks}
+    assert [t.id for t in validation_split(tasks, 0.25, seed=3)[1]] == [t.id for t in check]
+    assert validation_split(tasks[:7], 0.25, seed=3) == (tasks[:7], [])  # 2 validation tasks: too few
+    assert validation_split(tasks, 0.0, seed=3) == (tasks, [])
+
+
+class HarmfulSkills(LearningScript):
+    """Solves every task greedily by itself, and copies a wrong query whenever a learned skill is shown:
+    the way the 0.5B default model copies a skill learned on a question that reads alike."""
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+        answer = super().reply(messages, tools)
+        if isinstance(answer, Message) and answer.tool_calls:
+            shown = SKILL_MARK in "\n".join(m.content for m in messages)
+            task = next(p for p in sorted(self.gold, key=len, reverse=True)
+                        if p in next(m.content for m in messages if m.role == "user"))
+            sql = "SELECT 0" if shown else self.gold[task]
+            return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": sql})])
+        return answer
+
+
+def test_a_method_that_hurts_on_validation_is_set_aside(tmp_path: Path) -> None:
+    env = clinic(26)
+    report = learn(env, HarmfulSkills([env]), budget="4ep", methods=("skills",), out=tmp_path / "run", seed=0,
+                   **{**OPTIONS, "train_temperature": 0.0})
+    assert len(report.validation_tasks) == 4 and not set(report.validation_tasks) & set(report.train_tasks)
+    before, with_skills = report.validation
+    assert (before.successes, with_skills.successes) == (4, 0)
+    assert "skills set aside: with it the agent solved 0 of 4 validation tasks, 4 without" in \
+        report.details["skills"]["set_aside"]
+    assert report.details["skills"]["skills_in_library"] >= 1  # learned, kept on disk, not used
+    assert "skills" not in report.artefacts and (tmp_path / "run" / "skills").is_dir()
+    assert report.after.same_as == "before" and report.after.per_task == report.before.per_task
+    learned_on = {t.task_id for t in read_jsonl([tmp_path / "run" / "trajectories" / "train-skills.jsonl"])}
+    assert learned_on and not learned_on & set(report.validation_tasks)
+
+
+def test_a_method_that_helps_on_validation_is_kept(tmp_path: Path) -> None:
+    env = clinic(26)
+    script = LearningScript([env])
+    report = learn(env, script, budget="4ep", methods=("skills",), out=tmp_path / "run", seed=0, **OPTIONS)
+    before, with_skills = report.validation
+    assert before.successes == 0 and with_skills.successes == 4
+    assert "set_aside" not in report.details["skills"] and report.artefacts["skills"].endswith("skills")
+    assert report.after.same_as is None and report.after.successes == report.after.tasks
+    off = learn(env, LearningScript([env]), budget="4ep", methods=("skills",), out=tmp_path / "off", seed=0,
+                validation=0.0, **OPTIONS)
+    assert off.validation == [] and len(off.train_tasks) == len(report.train_tasks) + 4

@@ -17,6 +17,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROWS = {"skills": ("skills",), "notes": ("notes",), "pacing": ("pacing",), "rl": ("rl",), "rl-grpo": ("rl",),
         "skills-pacing": ("skills", "pacing"), "memory": ("skills", "notes", "pacing"),
@@ -25,15 +26,21 @@ ROWS = {"skills": ("skills",), "notes": ("notes",), "pacing": ("pacing",), "rl":
 and pacing (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine)."""
 
 
-def seed_before(source: Path, out: Path, methods: tuple[str, ...], budget: list[float | int | None]) -> None:
+def seed_before(source: Path, out: Path, methods: tuple[str, ...], budget: list[float | int | None],
+                env: Any, validation: float) -> None:
     """Start `out` as a resumable run holding `source`'s before-evaluations (scores, costs, trajectories);
-    `learn` then checks on resume that the split, model and seed are the same and runs the rest."""
+    `learn` then checks on resume that the split, model and seed are the same and runs the rest. The
+    source's train split is divided into learning and validation tasks as `learn` would divide it."""
     import shutil
 
-    from agentkit.training.learning.loop import new_state
+    from agentkit.training.learning.loop import new_state, validation_split
 
     state = json.loads((source / "state.json").read_text())
-    fresh = new_state({**state["config"], "methods": list(methods), "budget": budget})
+    config = state["config"]
+    train = [t for t in env.tasks() if t.id in set(config["train"]) | set(config.get("validation", []))]
+    learning, check = validation_split(train, validation, config["seed"])
+    fresh = new_state({**config, "methods": list(methods), "budget": budget, "train": [t.id for t in learning],
+                       "validation": [t.id for t in check]})
     for label in ("before", "unseen-before"):
         if label in state["scores"]:
             fresh["scores"][label] = state["scores"][label]
@@ -57,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--notes-threshold", type=float, default=0.4)
+    parser.add_argument("--validation", type=float, default=0.25,
+                        help="share of the train split kept to check each method on (0: no check)")
     parser.add_argument("--concurrency", type=int, default=1,
                         help="evaluation tasks at once (a local model gets as many llama.cpp slots)")
     parser.add_argument("--out", type=Path, default=Path("bench-out/learn"))
@@ -89,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
             model = resolve_model(args.model, parallel=args.concurrency)  # fresh per row: rl trains it in place
             if args.before_from is not None and not (out / "state.json").exists():
                 budget = Budget.parse(args.budget)
-                seed_before(args.before_from, out, ROWS[row], [budget.minutes, budget.episodes])
+                seed_before(args.before_from, out, ROWS[row], [budget.minutes, budget.episodes], env,
+                            args.validation)
             rl_config = None
             if row == "rl-grpo":
                 rl_config = default_rl_config(env, seed, args.max_steps, args.max_tokens).model_copy(
@@ -97,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             report = learn(env, model, budget=args.budget, methods=ROWS[row], out=out, seed=seed, unseen=unseen,
                            resume=(out / "state.json").exists(), max_steps=args.max_steps,
                            max_tokens=args.max_tokens, notes_threshold=args.notes_threshold, rl_config=rl_config,
+                           validation=args.validation,
                            concurrency=args.concurrency)
             line = report.table_row().replace(f"| {'+'.join(ROWS[row])} |", f"| {row} (seed {seed}) |", 1)
             lines.append(line)

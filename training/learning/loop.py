@@ -8,7 +8,9 @@
     print(report.before.success_rate, report.after.success_rate, report.delta)
 
 Phases, in order: split → before (held-out, and the unseen set) → one learning phase per method, each
-followed by a held-out evaluation with everything learned so far → after on the unseen set. Every
+followed by a check on validation tasks (a seeded share of the train split that no method learns from:
+what a method learned is set aside when the agent with it solves fewer of them than without it) and a
+held-out evaluation with everything kept so far → after on the unseen set. Every
 evaluation decodes greedily and runs on frozen copies of the learned skills and notes, so it can teach
 the artefacts nothing; held-out tasks never reach a learner (their ids are checked against every
 learning trajectory before the report is written). The budget (minutes and/or episodes) covers the
@@ -114,6 +116,20 @@ def split_tasks(tasks: Sequence[Task], fraction: float, seed: int) -> tuple[list
     return [t for t in tasks if t.id not in held], [t for t in tasks if t.id in held]
 
 
+MIN_VALIDATION = 4  # fewer validation (or remaining train) tasks than this: no validation check
+
+
+def validation_split(train: Sequence[Task], fraction: float, seed: int) -> tuple[list[Task], list[Task]]:
+    """The train split's learning tasks and its validation tasks (seeded); no validation tasks when
+    `fraction` is 0 or either side would hold fewer than MIN_VALIDATION tasks."""
+    if fraction == 0.0:
+        return list(train), []
+    learning, check = split_tasks(train, fraction, seed + 7919) if len(train) >= 2 else (list(train), [])
+    if len(check) < MIN_VALIDATION or len(learning) < MIN_VALIDATION:
+        return list(train), []
+    return learning, check
+
+
 def learn(
     env: Environment,
     model: Model | str,
@@ -124,6 +140,7 @@ def learn(
     seed: int = 0,
     heldout: Environment | Sequence[str] | None = None,
     heldout_fraction: float = 0.3,
+    validation: float = 0.25,
     unseen: Environment | None = None,
     resume: bool = False,
     max_steps: int = 8,
@@ -150,6 +167,10 @@ def learn(
         seed: seeds the split and the order of train tasks (and the RL run).
         heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
             seeded `heldout_fraction` of env's tasks.
+        validation: the share of the train split kept from learning to check each method on: what a method
+            learned is set aside (kept in `out`, not used) when the agent with it solves fewer validation
+            tasks than without it. 0 turns the check off, as does a train split too small for
+            MIN_VALIDATION tasks on each side.
         unseen: an environment never used for learning (e.g. another database), measured before and after.
         resume: continue the run saved in `out` (its settings must match).
         max_steps: agent steps per episode; train_temperature: sampling in the skills and notes runs (default 0:
@@ -171,13 +192,14 @@ def learn(
     out = Path(out)
     emit = on_event or (lambda event: None)
     train, held, held_env = _split(env, heldout, heldout_fraction, seed)
+    train, check = validation_split(train, validation, seed)
     meter = MeteredModel(resolve_model(model, parallel=concurrency))
     if methods is None:
         methods = [m for m in METHODS if m != "rl" or untrainable(meter.inner) is None]
     elif "rl" in methods and (problem := untrainable(meter.inner)):
         raise ValueError(problem)  # before any evaluation, not after the other methods have run
     config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,
-              "train": [t.id for t in train], "heldout": [t.id for t in held],
+              "train": [t.id for t in train], "heldout": [t.id for t in held], "validation": [t.id for t in check],
               "unseen": getattr(unseen, "name", None), "budget": [spent_budget.minutes, spent_budget.episodes]}
     state = _open_state(out, config, resume)
     ctx = LearnContext(env=env, train=train, model=meter, out=out, seed=seed, max_steps=max_steps,
@@ -192,18 +214,34 @@ def learn(
     run.evaluate("before", held_env, held, artefacts=())
     if unseen is not None:
         run.evaluate("unseen-before", unseen, list(unseen.tasks()), artefacts=())
+    if check:
+        run.evaluate("validation-before", env, check, artefacts=())
+    kept: list[str] = []  # the methods whose artefacts the agent uses from here on
+    base = "validation-before"  # the validation score of the agent with `kept`
     for i, method in enumerate(methods):
         if method not in state["done"]:
             run.learn_phase(method, spent_budget, n_methods=len(methods), remaining_methods=len(methods) - i,
                             resume=resume)
         label, last = f"after-{method}", ("before" if i == 0 else f"after-{methods[i - 1]}")
-        if state["progress"].get(method, {}).get("learned_nothing"):
+        if state["progress"].get(method, {}).get("learned_nothing"):  # kept, but the agent is unchanged
+            kept.append(method)
             run.repeat(label, last, why=f"{method} learned nothing a prompt or reply would show")
-        else:
-            run.evaluate(label, held_env, held, artefacts=methods[: i + 1], curve=True)
+            continue
+        if check:
+            trial = run.evaluate(f"validation-{method}", env, check, artefacts=[*kept, method])
+            without = Score.model_validate(state["scores"][base])
+            if trial.successes < without.successes:
+                why = (f"{method} set aside: with it the agent solved {trial.successes} of {len(check)} validation "
+                       f"tasks, {without.successes} without")
+                state.setdefault("set_aside", {})[method] = why
+                run.repeat(label, last, why=why)
+                continue
+            base = trial.label
+        kept.append(method)
+        run.evaluate(label, held_env, held, artefacts=kept, curve=True)
     if unseen is not None:
-        run.evaluate("unseen-after", unseen, list(unseen.tasks()), artefacts=methods)
-    report = run.report(config, spent_budget, train, held, methods, unseen is not None)
+        run.evaluate("unseen-after", unseen, list(unseen.tasks()), artefacts=kept)
+    report = run.report(config, spent_budget, train, held, methods, unseen is not None, kept, check)
     check_no_leak(report, out)
     write_report_files(report, out)
     return report
@@ -247,6 +285,7 @@ def _open_state(out: Path, config: dict[str, Any], resume: bool) -> dict[str, An
         if not path.exists():
             raise FileNotFoundError(f"nothing to resume: {path} does not exist (start without --resume)")
         state = json.loads(path.read_text())
+        state.get("config", {}).setdefault("validation", [])  # runs started before validation existed
         if state.get("config") != config:
             diff = [k for k in config if state.get("config", {}).get(k) != config[k]]
             raise ValueError(f"cannot resume {out}: the run was started with different {', '.join(diff)}; "
@@ -263,7 +302,7 @@ def _open_state(out: Path, config: dict[str, Any], resume: bool) -> dict[str, An
 def new_state(config: dict[str, Any]) -> dict[str, Any]:
     """The saved position of a run that has done nothing yet (OUT/state.json)."""
     return {"version": STATE_VERSION, "config": config, "done": [], "scores": {}, "costs": {}, "progress": {},
-            "files": {}, "learning": {"minutes": 0.0, "tokens": 0, "episodes": 0}, "curve": []}
+            "files": {}, "learning": {"minutes": 0.0, "tokens": 0, "episodes": 0}, "curve": [], "set_aside": {}}
 
 
 def _save_state(out: Path, state: dict[str, Any]) -> None:
@@ -293,7 +332,7 @@ class _Run:
                  curve: bool = False) -> Score:
         if label in self.state["scores"]:
             return Score.model_validate(self.state["scores"][label])
-        log = self.ctx.trajectory_file(f"{'heldout-' if not label.startswith('unseen') else ''}{label}")
+        log = self.ctx.trajectory_file(label if label.startswith(("unseen", "validation")) else f"heldout-{label}")
         log.unlink(missing_ok=True)  # an evaluation stopped half-way is run again from the start
         scratch = self.out / ".eval"
         skills = notes = None
@@ -412,17 +451,20 @@ class _Run:
 
     # -- the report ----------------------------------------------------------------------------------
     def report(self, config: dict[str, Any], budget: Budget, train: list[Task], held: list[Task],
-               methods: list[str], has_unseen: bool) -> LearningReport:
+               methods: list[str], has_unseen: bool, kept: list[str], check: list[Task]) -> LearningReport:
         scores = {k: Score.model_validate(v) for k, v in self.state["scores"].items()}
-        artefacts = {}
-        if "skills" in methods:
+        artefacts = {}  # what the agent uses after the run: the kept methods' artefacts
+        if "skills" in kept:
             artefacts["skills"] = str(self.out / "skills")
-        if "notes" in methods:
+        if "notes" in kept:
             artefacts["notes"] = str(self.out / "notes")
-        if "pacing" in methods and (self.out / "pacing.json").exists():
+        if "pacing" in kept and (self.out / "pacing.json").exists():
             artefacts["pacing"] = str(self.out / "pacing.json")
-        if "rl" in methods and (self.out / "adapter").is_dir():
+        if "rl" in kept and (self.out / "adapter").is_dir():
             artefacts["adapter"] = str(self.out / "adapter")
+        details = {m: self.state["progress"].get(m, {}).get("details", {}) for m in methods}
+        for method, why in self.state.get("set_aside", {}).items():
+            details[method] = {**details[method], "set_aside": why}
         files = sorted(str(p) for p in (self.out / "trajectories").glob("*.jsonl"))
         if (self.out / "rl" / "rollouts.jsonl").exists():
             files.append(str(self.out / "rl" / "rollouts.jsonl"))
@@ -439,8 +481,9 @@ class _Run:
             curve=[CurvePoint(label="before", minutes=0.0, tokens=0, success_rate=scores["before"].success_rate,
                               ci_low=scores["before"].ci_low, ci_high=scores["before"].ci_high),
                    *(CurvePoint.model_validate(p) for p in self.state["curve"])],
-            details={m: self.state["progress"].get(m, {}).get("details", {}) for m in methods},
-            artefacts=artefacts, trajectories=files)
+            details=details, artefacts=artefacts, trajectories=files,
+            validation_tasks=[t.id for t in check],
+            validation=[scores[k] for k in ("validation-before", *(f"validation-{m}" for m in methods)) if k in scores])
 
 
 def _step_message(method: str, progress: dict[str, Any], trajectories: Sequence[Any]) -> str:
@@ -458,8 +501,8 @@ def _step_message(method: str, progress: dict[str, Any], trajectories: Sequence[
 
 
 def check_no_leak(report: LearningReport, out: Path) -> None:
-    """Raise if any learning trajectory, learned skill or note came from a held-out task."""
-    held = set(report.heldout_tasks)
+    """Raise if any learning trajectory, learned skill or note came from a held-out or validation task."""
+    held = set(report.heldout_tasks) | set(report.validation_tasks)
     leaks: list[str] = []
     paths = [p for p in (out / "trajectories").glob("train-*.jsonl")]
     if (out / "rl" / "rollouts.jsonl").exists():
@@ -471,4 +514,4 @@ def check_no_leak(report: LearningReport, out: Path) -> None:
         for note in json.loads(notes_file.read_text()).get("notes", []):
             leaks += [f"note {note['id']}: {tid}" for tid in note.get("source_tasks", []) if tid in held]
     if leaks:
-        raise AssertionError(f"held-out tasks reached learning: {', '.join(leaks[:5])}")
+        raise AssertionError(f"held-out or validation tasks reached learning: {', '.join(leaks[:5])}")

@@ -94,9 +94,11 @@ class LearningReport(BaseModel):
     budget_episodes: int | None = None
     train_tasks: list[str]
     heldout_tasks: list[str]
+    validation_tasks: list[str] = Field(default_factory=list)  # train tasks kept from learning to check methods
     before: Score
     after: Score
     evaluations: list[Score] = Field(default_factory=list)
+    validation: list[Score] = Field(default_factory=list)  # validation-before, then validation-METHOD per check
     unseen_before: Score | None = None
     unseen_after: Score | None = None
     costs: list[PhaseCost] = Field(default_factory=list)
@@ -201,7 +203,8 @@ def html_report(report: LearningReport) -> str:
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>agentkit learn</title><style>{_CSS}</style>"
            f"</head><body><h1>agentkit learn: {e(report.environment)}</h1>",
            f"<p>Model <b>{e(report.model)}</b> · methods <b>{e(', '.join(report.methods))}</b> · seed "
-           f"{report.seed} · {len(report.train_tasks)} train tasks, {len(report.heldout_tasks)} held-out tasks · "
+           f"{report.seed} · {len(report.train_tasks)} train tasks, {len(report.validation_tasks)} validation tasks, "
+           f"{len(report.heldout_tasks)} held-out tasks · "
            f"greedy decoding in every evaluation · 95% Wilson intervals.</p>",
            "<h2>Held-out success</h2><table><tr><th>evaluation</th><th>success</th><th>95% CI</th><th>Δ vs before"
            "</th><th>mean reward</th><th>errors</th><th>eval minutes</th><th>eval tokens</th></tr>"]
@@ -217,6 +220,13 @@ def html_report(report: LearningReport) -> str:
         for s in (report.unseen_before, report.unseen_after):
             out.append(f"<tr><td>{e(s.label)}</td><td>{s.successes}/{s.tasks} ({_pct(s.success_rate)})</td>"
                        f"<td>{_pct(s.ci_low)} – {_pct(s.ci_high)}</td></tr>")
+        out.append("</table>")
+    if report.validation:
+        out.append(f"<h2>Validation ({len(report.validation_tasks)} train tasks no method learned from)</h2><p>After "
+                   "each method the agent with it is checked on these; a method with which it solves fewer than "
+                   "without is set aside.</p><table><tr><th>evaluation</th><th>success</th></tr>")
+        for s in report.validation:
+            out.append(f"<tr><td>{e(s.label)}</td><td>{s.successes}/{s.tasks} ({_pct(s.success_rate)})</td></tr>")
         out.append("</table>")
     out.append("<h2>Cost per phase</h2><table><tr><th>phase</th><th>minutes</th><th>tokens</th><th>episodes</th></tr>")
     for c in report.costs:
