@@ -185,6 +185,10 @@ def test_metrics_reach_wandb_and_a_resumed_run_continues_it(tmp_path: Path, monk
     files = sorted((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))
     assert [f.name for f in files] == [f"run-{run_id}.wandb"] * 2  # one run, continued
     rows = [_wandb_history(f) for f in files]
+    deadline = time.monotonic() + 30  # wandb's service process may still be writing the last record
+    while not rows[1] and time.monotonic() < deadline:
+        time.sleep(0.5)
+        rows = [_wandb_history(f) for f in files]
     assert [(r["_step"], r["loss"]) for r in rows[0]] == [(1, 0.5), (2, 0.25)]
     assert [(r["_step"], r["loss"]) for r in rows[1]] == [(3, 0.125)]
     assert all("grad_norm" not in r for r in rows[0])  # NaN is null in JSONL and not sent
