@@ -122,9 +122,9 @@ MIN_VALIDATION = 4  # fewer validation (or remaining train) tasks than this: no 
 def validation_split(train: Sequence[Task], fraction: float, seed: int) -> tuple[list[Task], list[Task]]:
     """The train split's learning tasks and its validation tasks (seeded); no validation tasks when
     `fraction` is 0 or either side would hold fewer than MIN_VALIDATION tasks."""
-    if fraction == 0.0:
+    if fraction == 0.0 or len(train) < 2 * MIN_VALIDATION:
         return list(train), []
-    learning, check = split_tasks(train, fraction, seed + 7919) if len(train) >= 2 else (list(train), [])
+    learning, check = split_tasks(train, fraction, seed + 7919)  # another seed than the held-out split's
     if len(check) < MIN_VALIDATION or len(learning) < MIN_VALIDATION:
         return list(train), []
     return learning, check
@@ -233,7 +233,7 @@ def learn(
             if trial.successes < without.successes:
                 why = (f"{method} set aside: with it the agent solved {trial.successes} of {len(check)} validation "
                        f"tasks, {without.successes} without")
-                state.setdefault("set_aside", {})[method] = why
+                state["set_aside"][method] = why
                 run.repeat(label, last, why=why)
                 continue
             base = trial.label
@@ -286,6 +286,7 @@ def _open_state(out: Path, config: dict[str, Any], resume: bool) -> dict[str, An
             raise FileNotFoundError(f"nothing to resume: {path} does not exist (start without --resume)")
         state = json.loads(path.read_text())
         state.get("config", {}).setdefault("validation", [])  # runs started before validation existed
+        state.setdefault("set_aside", {})
         if state.get("config") != config:
             diff = [k for k in config if state.get("config", {}).get(k) != config[k]]
             raise ValueError(f"cannot resume {out}: the run was started with different {', '.join(diff)}; "
@@ -366,10 +367,7 @@ class _Run:
         self.state["costs"][f"eval-{label}"] = PhaseCost(phase=f"eval-{label}", minutes=score.minutes,
                                                          tokens=score.tokens, episodes=len(tasks)).model_dump()
         if curve:
-            learning = self.state["learning"]
-            self.state["curve"].append(CurvePoint(label=label, minutes=round(learning["minutes"], 3),
-                                                  tokens=learning["tokens"], success_rate=score.success_rate,
-                                                  ci_low=score.ci_low, ci_high=score.ci_high).model_dump())
+            self._add_to_curve(score)
         self.save()
         return score
 
@@ -381,13 +379,16 @@ class _Run:
         score = Score.model_validate({**self.state["scores"][source], "label": label, "minutes": 0.0, "tokens": 0,
                                       "same_as": source, "why_same": why})
         self.state["scores"][label] = score.model_dump(mode="json")
-        learning = self.state["learning"]
-        self.state["curve"].append(CurvePoint(label=label, minutes=round(learning["minutes"], 3),
-                                              tokens=learning["tokens"], success_rate=score.success_rate,
-                                              ci_low=score.ci_low, ci_high=score.ci_high).model_dump())
+        self._add_to_curve(score)
         self.save()
         self.emit(LearnEvent(f"eval {label}", f"not run: {why}; the score of {source} stands", 1, 1))
         return score
+
+    def _add_to_curve(self, score: Score) -> None:
+        learning = self.state["learning"]
+        self.state["curve"].append(CurvePoint(label=score.label, minutes=round(learning["minutes"], 3),
+                                              tokens=learning["tokens"], success_rate=score.success_rate,
+                                              ci_low=score.ci_low, ci_high=score.ci_high).model_dump())
 
     # -- learning ------------------------------------------------------------------------------------
     def learn_phase(self, method: str, budget: Budget, *, n_methods: int, remaining_methods: int,
@@ -463,7 +464,7 @@ class _Run:
         if "rl" in kept and (self.out / "adapter").is_dir():
             artefacts["adapter"] = str(self.out / "adapter")
         details = {m: self.state["progress"].get(m, {}).get("details", {}) for m in methods}
-        for method, why in self.state.get("set_aside", {}).items():
+        for method, why in self.state["set_aside"].items():
             details[method] = {**details[method], "set_aside": why}
         files = sorted(str(p) for p in (self.out / "trajectories").glob("*.jsonl"))
         if (self.out / "rl" / "rollouts.jsonl").exists():

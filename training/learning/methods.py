@@ -335,7 +335,7 @@ class PacingLearner(Learner):
         return trajectories
 
     def _fit(self, progress: dict[str, Any]) -> None:
-        pacing = Pacing.fit(self.seen, exempt=self.exempt)
+        pacing = self.pacing = Pacing.fit(self.seen, exempt=self.exempt)
         pacing.save(self.file)
         progress["limits"] = pacing.limits
         progress["evidence"] = pacing.evidence
@@ -347,7 +347,7 @@ class PacingLearner(Learner):
 
     def learned_nothing(self) -> bool:
         """Pacing without a limit declines nothing."""
-        return not Pacing.load(self.file).limits
+        return not self.pacing.limits
 
     def close(self) -> None:
         """Nothing to release."""
