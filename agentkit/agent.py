@@ -45,6 +45,7 @@ from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
 from agentkit.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
 from agentkit.planners import resolve_planner
+from agentkit.records import TOOLS_OFFERED
 from agentkit.repeats import CallResults
 from agentkit.retry import call_with_retries, stream_with_retries
 from agentkit.rewards import RewardFn
@@ -392,6 +393,7 @@ class Agent:
         results = CallResults()  # to answer repeated calls from (see agentkit.repeats)
         repeating = False
         settings = self.settings  # this step's: a repeat may make the next reply call a finishing tool
+        specs = self._offered_specs(run)
         guards = [e for e in self.extensions if isinstance(e, Guard)]  # looked up once per run, not per step
         while True:
             decisions = _NO_DECISIONS
@@ -407,14 +409,14 @@ class Agent:
                 try:
                     if streaming:
                         response = None
-                        for item in self._stream_model(messages, settings):
+                        for item in self._stream_model(messages, specs, settings):
                             if isinstance(item, TextDelta):
                                 yield ModelText(item.text, "act")
                             else:
                                 response = item
                         assert response is not None
                     else:
-                        response = self._call_model(self.model, messages, self._specs, settings)
+                        response = self._call_model(self.model, messages, specs, settings)
                 except BaseException as exc:
                     if span is not None:
                         trace.end_model_call(span, None, exc)  # type: ignore[union-attr]
@@ -621,9 +623,21 @@ class Agent:
     ) -> ModelResponse:
         return call_with_retries(lambda: model.generate(messages, specs, settings), self.max_retries)
 
-    def _stream_model(self, messages: Sequence[Message],
+    def _offered_specs(self, run: RunContext) -> list[dict[str, Any]]:
+        """The tool specs the model is shown in this run: all, or those an extension offered (in its order)
+        plus the finishing tools; a resumed run shows what it showed before it paused."""
+        offered = run.offered
+        if offered is None and (record := run.trajectory.records.get(TOOLS_OFFERED)) is not None:
+            offered = record.offered
+        if offered is None:
+            return self._specs
+        names = [*offered, *(n for n in self._finishers if n in self.tools and n not in offered)]
+        return [self.tools[n].spec() for n in names if n in self.tools] + (
+            [self._output.spec] if self._output else [])
+
+    def _stream_model(self, messages: Sequence[Message], specs: Sequence[dict[str, Any]],
                       settings: GenerationSettings) -> Iterator[TextDelta | ModelResponse]:
-        return stream_with_retries(lambda: self.model.stream(messages, self._specs, settings), self.max_retries,
+        return stream_with_retries(lambda: self.model.stream(messages, specs, settings), self.max_retries,
                                    committed=lambda item: isinstance(item, TextDelta))
 
 

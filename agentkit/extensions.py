@@ -10,14 +10,14 @@ The core knows this protocol, not the implementations (they live in agentkit.ski
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentkit.events import ContextAdded, Event, ModelTurn, PhaseStarted
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse
-from agentkit.records import RECORD_KEYS, R, RecordKey
+from agentkit.records import RECORD_KEYS, TOOLS_OFFERED, R, RecordKey, ToolsOffered
 from agentkit.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -56,11 +56,23 @@ class RunContext:
     sections: list[ContextSection] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     call_hook: CallHook | None = None
+    offered: list[str] | None = None
+    """The tools the model is shown in this run (None: all); see `offer`."""
 
     def add_context(self, source: str, title: str, text: str) -> None:
         """Put a titled section into the system prompt of the run."""
         self.sections.append(ContextSection(source, title, text))
         self.events.append(ContextAdded(source, title, text))
+
+    def offer(self, names: Sequence[str], scores: Mapping[str, float] | None = None) -> None:
+        """Show the model only these of the agent's tools in this run, in this order (tool selection);
+        recorded on the trajectory (`records.TOOLS_OFFERED`, with the selector's `scores` if given).
+        Tools that finish a run and a typed output's tool stay offered; a call to a tool not shown still runs."""
+        unknown = [n for n in names if n not in self.tools]
+        if unknown:
+            raise ValueError(f"cannot offer unknown tools {unknown}; the agent has {sorted(self.tools)}")
+        self.offered = list(dict.fromkeys(names))
+        self.trajectory.records.set(TOOLS_OFFERED, ToolsOffered(offered=self.offered, scores=dict(scores or {})))
 
     def call_model(
         self,

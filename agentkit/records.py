@@ -169,6 +169,17 @@ class PolicyRecord(_Record):
     version: int
 
 
+# -- tool selection (agentkit.memory.tool_selection) ------------------------------------------------
+
+
+class ToolsOffered(_Record):
+    """The tools a run offered the model (`offered`, nearest the task first) and every choosable
+    tool's cosine to the task."""
+
+    offered: list[str] = Field(default_factory=list)
+    scores: dict[str, float] = Field(default_factory=dict)
+
+
 SKILLS: RecordKey[SkillsRecord] = RecordKey("skills", SkillsRecord)
 NOTES: RecordKey[NotesRecord] = RecordKey("notes", NotesRecord)
 NOTES_RETRIEVAL_S: RecordKey[NotesTiming] = RecordKey("notes_retrieval_s", NotesTiming)
@@ -179,9 +190,10 @@ MAP_ERROR: RecordKey[MapError] = RecordKey("map_error", MapError)
 MAP_PROBES: RecordKey[MapProbes] = RecordKey("map_probes", MapProbes)
 SQL: RecordKey[SQLRecord] = RecordKey("sql", SQLRecord)
 POLICY: RecordKey[PolicyRecord] = RecordKey("policy", PolicyRecord)
+TOOLS_OFFERED: RecordKey[ToolsOffered] = RecordKey("tools_offered", ToolsOffered)
 
 RECORD_KEYS: tuple[RecordKey[Any], ...] = (SKILLS, NOTES, NOTES_RETRIEVAL_S, SAMPLES, EXPLORE, MAP, MAP_ERROR,
-                                           MAP_PROBES, SQL, POLICY)
+                                           MAP_PROBES, SQL, POLICY, TOOLS_OFFERED)
 """Every record the framework writes."""
 
 

@@ -25,7 +25,7 @@ from agentkit.messages import Message, Usage, clean_text, new_id
 from agentkit.models.protocol import TokenRecord
 from agentkit.records import Records
 
-SCHEMA_VERSION = 2  # 2: the `policy` record (agentkit.records.POLICY)
+SCHEMA_VERSION = 3  # 2: the `policy` record (agentkit.records.POLICY); 3: `tools_offered`
 _PREFIX_WINDOW = 8  # how many of the latest turns with token ids a new prompt may continue
 log = logging.getLogger(__name__)
 

@@ -60,6 +60,8 @@ TEMPERATURE_OPTION = typer.Option(None, "--temperature", min=0, help="Sampling t
 MAX_TOKENS_OPTION = typer.Option(None, "--max-tokens", min=1, help="Most tokens per model reply")
 MCP_OPTION = typer.Option(None, "--mcp", help="Add an MCP server's tools: a command (\"python server.py\") or a "
                           "streamable-HTTP URL; repeatable (needs agentkit[mcp])")
+SELECT_TOOLS_OPTION = typer.Option(0, "--select-tools", min=0, help="Show the model only the N tools nearest each "
+                                   "request (0: all). Small models choose better among few; needs agentkit[memory]")
 ASK_OPTION = typer.Option(DEFAULT_ASK, "--ask", help="Tools whose calls wait for your y/n/always: 'writes' (tools "
                           "not marked read-only), 'all', 'none', or comma-separated names")
 OTEL_OPTION = typer.Option(False, "--otel", help="OpenTelemetry spans: OTLP to OTEL_EXPORTER_OTLP_ENDPOINT if set, "
@@ -459,6 +461,7 @@ def register(app: typer.Typer) -> None:
         session: str | None = typer.Option(None, "--session", help="Save the conversation under NAME and resume "
                                            "it next time"),
         mcp: list[str] | None = MCP_OPTION,
+        select_tools: int = SELECT_TOOLS_OPTION,
     ) -> None:
         """Chat with a tool-using agent in the terminal (offline by default, on the embedded model)."""
         config = ChatConfig(model=model, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps,
@@ -466,7 +469,8 @@ def register(app: typer.Typer) -> None:
                             otel=otel)
         try:
             extensions, commands, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session,
-                                                                       model=model, pacing=pacing)
+                                                                       model=model, pacing=pacing,
+                                                                       select_tools=select_tools)
             mcp_kits = connect_mcp(mcp or [])
         except (ValueError, OSError, ImportError, RuntimeError) as exc:
             Console(stderr=True, highlight=False).print(Text(f"error: {exc}", style="red"))
@@ -494,12 +498,22 @@ def connect_mcp(servers: Sequence[str]) -> list[MCPToolkit]:
     return kits
 
 
+def tool_selection(top_k: int) -> list[Extension]:
+    """What `--select-tools N` attaches: a `ToolSelection` of the N nearest tools, or nothing for 0."""
+    if top_k == 0:
+        return []
+    from agentkit.memory.tool_selection import ToolSelection
+
+    return [ToolSelection(top_k)]
+
+
 def memory_and_skills(
-    *, skills: Path | None, notes: Path | None, session: str | None, model: str, pacing: Path | None = None
+    *, skills: Path | None, notes: Path | None, session: str | None, model: str, pacing: Path | None = None,
+    select_tools: int = 0,
 ) -> tuple[list[Extension], dict[str, SlashCommand], list[Message], list[Callable[[ChatSession, RunResult], None]]]:
     """The extensions, extra commands, resumed history and per-turn hooks that `--skills`, `--notes`,
-    `--pacing` and `--session` ask for."""
-    extensions: list[Extension] = []
+    `--pacing`, `--select-tools` and `--session` ask for."""
+    extensions: list[Extension] = tool_selection(select_tools)
     commands: dict[str, SlashCommand] = {}
     history: list[Message] = []
     on_turn: list[Callable[[ChatSession, RunResult], None]] = []

@@ -24,11 +24,13 @@ from agentkit.cli.chat import (
     MAX_TOKENS_OPTION,
     MCP_OPTION,
     MODEL_OPTION,
+    SELECT_TOOLS_OPTION,
     SYSTEM_OPTION,
     TEMPERATURE_OPTION,
     TOOLS_OPTION,
     build_agent,
     connect_mcp,
+    tool_selection,
 )
 from agentkit.cli.console import EventPrinter, format_call, load_model
 from agentkit.events import RunFinished
@@ -56,15 +58,17 @@ def run_task(
     max_tokens: int | None = None,
     mcp: Sequence[str] = (),
     ask: str = "none",
+    select_tools: int = 0,
 ) -> int:
     """Run `task` once and print the outcome; returns the exit code. Calls of the tools named by `ask`
-    need approval, which a one-shot run cannot give: the run stops before them (exit 1)."""
+    need approval, which a one-shot run cannot give: the run stops before them (exit 1). `select_tools`
+    > 0 shows the model only that many tools, those nearest the task."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     mcp_kits: list[MCPToolkit] = []
     try:
         return _run_task(task, err, mcp_kits, model=model, tools=tools, allow_dir=allow_dir, system=system,
                          max_steps=max_steps, log=log, as_json=as_json, quiet=quiet, temperature=temperature,
-                         max_tokens=max_tokens, mcp=mcp, ask=ask)
+                         max_tokens=max_tokens, mcp=mcp, ask=ask, select_tools=select_tools)
     finally:
         for kit in mcp_kits:
             kit.close()
@@ -72,7 +76,8 @@ def run_task(
 
 def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str, tools: str, allow_dir: Path | None,
               system: str | None, max_steps: int, log: Path | None, as_json: bool, quiet: bool,
-              temperature: float | None, max_tokens: int | None, mcp: Sequence[str], ask: str) -> int:
+              temperature: float | None, max_tokens: int | None, mcp: Sequence[str], ask: str,
+              select_tools: int) -> int:
     try:
         if allow_dir is not None and not allow_dir.is_dir():
             raise ValueError(f"--allow-dir {allow_dir} is not a directory")
@@ -80,7 +85,8 @@ def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str
         loaded = load_model(model, err)
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
         agent = build_agent(loaded, tools=tools, allow_dir=allow_dir, extra_tools=mcp_kits, system=system,
-                            max_steps=max_steps, log=log, settings=settings, approval=policy_from_spec(ask))
+                            max_steps=max_steps, log=log, settings=settings, approval=policy_from_spec(ask),
+                            extensions=tool_selection(select_tools))
     except (ModelConfigError, ToolDefinitionError, ValueError, ImportError, OSError, RuntimeError) as exc:
         err.print(Text(f"error: {exc}", style="red"))
         return EXIT_CONFIG
@@ -140,8 +146,10 @@ def register(app: typer.Typer) -> None:
         mcp: list[str] | None = MCP_OPTION,
         ask: str = typer.Option("none", "--ask", help="Stop before calls of these tools (none, writes, all, or "
                                 "names): a one-shot run cannot ask for approval"),
+        select_tools: int = SELECT_TOOLS_OPTION,
     ) -> None:
         """Run one task and print the answer (exit 0), or 1 without an answer, 2 on a configuration error."""
         raise typer.Exit(run_task(task, model=model, tools=tools, allow_dir=allow_dir, system=system,
                                   max_steps=max_steps, log=log, as_json=as_json, quiet=quiet,
-                                  temperature=temperature, max_tokens=max_tokens, mcp=mcp or [], ask=ask))
+                                  temperature=temperature, max_tokens=max_tokens, mcp=mcp or [], ask=ask,
+                                  select_tools=select_tools))

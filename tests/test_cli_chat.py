@@ -37,6 +37,7 @@ from agentkit.cli.chat import ChatConfig, SlashCommand, run_chat
 from agentkit.cli.console import EventPrinter
 from agentkit.extensions import Instructions
 from agentkit.messages import Message
+from agentkit.records import TOOLS_OFFERED
 from agentkit.testing import ScriptedModel
 from agentkit.trajectory import read_jsonl
 
@@ -420,3 +421,15 @@ def test_skills_option_runs_the_skill_stages_in_a_chat(app, tmp_path) -> None:
     assert used is not None and trajectory.extras["skills"]["query"] == "percentage change between two numbers"
     assert "percentage" in trajectory.messages[0].content.lower()  # the skill is in the system prompt
     assert "percentage-change" in result.output  # /skills shows what was used
+
+
+def test_select_tools_option_offers_each_message_the_nearest_tools(app, tmp_path) -> None:
+    script_file = tmp_path / "s.json"
+    script_file.write_text(json.dumps(["It is noon.", "About 4."]))
+    log = tmp_path / "log.jsonl"
+    result = CliRunner().invoke(app, ["chat", "--model", f"script:{script_file}", "--tools", "calculator,time,http_get",
+                                      "--select-tools", "1", "--log", str(log)],
+                                input="What time is it now?\nWhat is the square root of 17?\n/exit\n")
+    assert result.exit_code == 0, result.output
+    offered = [t.records.get(TOOLS_OFFERED) for t in read_jsonl(log)]
+    assert [o.offered if o else None for o in offered] == [["current_time"], ["calculator"]]

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from agentkit.builtin_tools import evaluate
 from agentkit.cli import chat, run_cmd
+from agentkit.records import TOOLS_OFFERED
 from agentkit.trajectory import Trajectory, read_jsonl
 
 DATA = Path(__file__).parent / "data"
@@ -56,6 +57,21 @@ def test_run_json_prints_the_trajectory(app) -> None:
     assert observation.name == "calculator" and not observation.is_error
     assert observation.content == str(evaluate(script[0]["arguments"]["expression"]))
     assert len(trajectory.turns) == 2 and trajectory.usage.calls == 2
+
+
+def test_select_tools_shows_the_model_only_the_nearest_tools(app) -> None:
+    result = invoke(app, "What is 2 ** 10 + 1?", "--model", f"script:{RUN_SCRIPT}", "--json",
+                    "--tools", "calculator,time,http_get", "--select-tools", "1")
+    assert result.exit_code == 0, result.output
+    trajectory = Trajectory.model_validate_json(result.stdout)
+    offered = trajectory.records.get(TOOLS_OFFERED)
+    assert offered is not None and offered.offered == ["calculator"]
+    assert set(offered.scores) == {"calculator", "current_time", "http_get"}
+    assert trajectory.messages[3].name == "calculator" and trajectory.answer == "The answer is 1025."
+
+    everything = Trajectory.model_validate_json(invoke(app, "What is 2 ** 10 + 1?", "--model",
+                                                       f"script:{RUN_SCRIPT}", "--json").stdout)
+    assert everything.records.get(TOOLS_OFFERED) is None  # off by default
 
 
 def test_run_without_an_answer_exits_1(app) -> None:

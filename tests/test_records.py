@@ -24,6 +24,7 @@ from agentkit.records import (
     SAMPLES,
     SKILLS,
     SQL,
+    TOOLS_OFFERED,
     NotesRecord,
     ShownNote,
     SkillsRecord,
@@ -57,11 +58,13 @@ def test_a_log_written_by_release_0_1_0_loads_with_every_record_typed() -> None:
                 copy.records.set(key, value)
                 assert copy.extras[key.name] == raw["extras"][key.name]
                 seen.add(key.name)
-    assert seen == {k.name for k in RECORD_KEYS} - {POLICY.name}  # every record of 0.1.0 (policy came in v2)
+    assert seen == {k.name for k in RECORD_KEYS} - {POLICY.name, TOOLS_OFFERED.name}  # every record of 0.1.0
+    # (policy came in schema 2, tools_offered in 3)
 
 
 def test_old_records_read_as_their_models() -> None:
-    by_key = {k: next(t for t in read_jsonl(OLD_LOG) if k.name in t.extras) for k in RECORD_KEYS if k is not POLICY}
+    by_key = {k: next(t for t in read_jsonl(OLD_LOG) if k.name in t.extras) for k in RECORD_KEYS
+               if k not in (POLICY, TOOLS_OFFERED)}
     skills = by_key[SKILLS].records.get(SKILLS)
     assert skills is not None and skills.used is not None and skills.used_text
     assert skills.used in {r.id for r in skills.retrieved} and skills.ranking[0] == skills.used

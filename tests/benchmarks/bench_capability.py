@@ -4,7 +4,8 @@ Tool use: `data/tool_capability.jsonl`, 46 requests over six tools (calculator, 
 convert_currency, get_population, unit_convert, count_letters): single calls, a call whose result
 the answer must use, two calls in sequence, and requests that need no tool. The tools are real
 functions over a small fixed table, so the answers are known. Each request runs through `Agent`
-(react, greedy, at most 4 model calls). Scores:
+(react, greedy, at most 4 model calls; with `--select-tools N` it is shown only the N tools nearest the
+request, through `ToolSelection`). Scores:
 
 - right call: every expected call was made (names, and arguments equal after normalising: numbers
   within 1 %, strings case-insensitive, calculator expressions by value), and no call to another tool;
@@ -33,6 +34,7 @@ from typing import Any
 
 from agentkit import Agent, tool
 from agentkit.builtin_tools import calculator, evaluate
+from agentkit.memory.tool_selection import ToolSelection
 from agentkit.models import GenerationSettings, load_local
 
 DATA = Path(__file__).with_name("data") / "tool_capability.jsonl"
@@ -182,13 +184,17 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
     return all(any(alt.lower() in text for alt in group) for group in item["answer"])
 
 
-def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1) -> dict[str, Any]:
+def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
+                 select_tools: int = 0, tools: list[Any] = TOOLS) -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
-    requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them."""
+    requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
+    `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`)."""
+    extensions = [ToolSelection(select_tools)] if select_tools else []
     from concurrent.futures import ThreadPoolExecutor
 
     def one(item: dict[str, Any]) -> dict[str, Any]:
-        agent = Agent(model, TOOLS, max_steps=4, settings=GenerationSettings(temperature=0, max_tokens=max_tokens))
+        agent = Agent(model, tools, max_steps=4, settings=GenerationSettings(temperature=0, max_tokens=max_tokens),
+                      extensions=extensions)
         reset = getattr(model, "reset_cache", None)
         if callable(reset) and concurrency == 1:
             reset()
@@ -244,10 +250,18 @@ def main() -> None:
     parser.add_argument("--sql-limit", type=int, default=10, help="Chinook easy tasks per planner (0: skip)")
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--concurrency", type=int, default=1, help="tool-use requests at once (llama.cpp slots)")
+    parser.add_argument("--select-tools", type=int, default=0,
+                        help="offer each request only the N tools nearest it (0: all)")
+    parser.add_argument("--set", choices=["a", "b"], default="a",
+                        help="tool set: a (data/tool_capability.jsonl, six tools) or b (tool_set_b.py, ten others)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    items = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tool_set_b import DATA_B, TOOLS_B
+
+    data, tools = (DATA, TOOLS) if args.set == "a" else (DATA_B, TOOLS_B)
+    items = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
     items = [i for i in items if args.kinds is None or i["kind"] in args.kinds][:: args.stride]
     items = items[: args.limit] if args.limit else items
     results: dict[str, Any] = {}
@@ -257,12 +271,14 @@ def main() -> None:
             options = {"n_threads": args.threads} if args.threads and args.engine != "torch" else {}
             options.update({"parallel": args.concurrency} if args.concurrency > 1 else {})
             model = load_local(spec.removeprefix("local:"), engine=args.engine, text_tools=(fmt == "text"), **options)
-            key = f"{spec} [{fmt}, {type(model).__name__}]"
+            offered = f", {args.select_tools} tools offered" if args.select_tools else ""
+            key = f"{spec} [{fmt}, {type(model).__name__}{offered}]"
             if fmt == "native" and getattr(model, "text_tools", True):
                 print(f"{key}: no native tool template; skipped (the text protocol row covers it)")
                 continue
             print(f"== {key} (loaded in {time.perf_counter() - started:.1f}s)", flush=True)
-            entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency)}
+            entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency,
+                                                              args.select_tools, tools)}
             if args.sql_limit and fmt == ("native" if not getattr(model, "text_tools", True) else "text"):
                 entry["sql"] = run_sql(model, args.sql_limit, 256, Path("bench-out/capability-sql") / spec[6:])
             entry["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
