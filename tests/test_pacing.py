@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -145,4 +146,6 @@ def test_the_cli_learns_pacing_and_chat_and_eval_take_the_file(tmp_path: Path) -
     (tmp_path / "bad.json").write_text("{}")
     refused = runner.invoke(app, ["eval", "--env", "sql", "--model", "oracle", "--limit", "1", "--pacing",
                                   str(tmp_path / "bad.json")])
-    assert refused.exit_code == 2 and "not a pacing file" in refused.output
+    # typer draws the error in a box wrapped to the terminal's width: read it as one line of words
+    words = " ".join(re.sub(r"[│╭╮╰╯─]", " ", refused.output).split())
+    assert refused.exit_code == 2 and "not a pacing file" in words, refused.output
