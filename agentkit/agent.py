@@ -364,6 +364,8 @@ class Agent:
                 messages.append(Message.user(trajectory.task))
             else:
                 record_decisions(trajectory, *resume)
+                if (offered := trajectory.records.get(TOOLS_OFFERED)) is not None:
+                    run.offered = offered.offered  # a resumed run shows the tools it showed before the pause
             yield PhaseStarted("act")
             yield from self._loop(run, trace, streaming=streaming, reward_fn=reward_fn, started=started,
                                   resume=None if resume is None else (trajectory.messages[-1], resume[1]))
@@ -624,16 +626,13 @@ class Agent:
         return call_with_retries(lambda: model.generate(messages, specs, settings), self.max_retries)
 
     def _offered_specs(self, run: RunContext) -> list[dict[str, Any]]:
-        """The tool specs the model is shown in this run: all, or those an extension offered (in its order)
-        plus the finishing tools; a resumed run shows what it showed before it paused."""
+        """The tool specs the model is shown in this run: all, or those offered (`RunContext.offer`, in that
+        order) plus the finishing tools and a typed output's tool."""
         offered = run.offered
-        if offered is None and (record := run.trajectory.records.get(TOOLS_OFFERED)) is not None:
-            offered = record.offered
         if offered is None:
             return self._specs
-        names = [*offered, *(n for n in self._finishers if n in self.tools and n not in offered)]
-        return [self.tools[n].spec() for n in names if n in self.tools] + (
-            [self._output.spec] if self._output else [])
+        finishers = [t.name for t in self.tools.values() if t.final and t.name not in offered]
+        return [self.tools[n].spec() for n in [*offered, *finishers]] + ([self._output.spec] if self._output else [])
 
     def _stream_model(self, messages: Sequence[Message], specs: Sequence[dict[str, Any]],
                       settings: GenerationSettings) -> Iterator[TextDelta | ModelResponse]:

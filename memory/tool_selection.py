@@ -37,14 +37,7 @@ class ToolSelection:
         if top_k < 1:
             raise ValueError(f"top_k must be at least 1, not {top_k}")
         self.top_k = top_k
-        self._embedder = embedder
-
-    @property
-    def embedder(self) -> Embedder:
-        """The embedder (the shared packaged MiniLM unless one was given)."""
-        if self._embedder is None:
-            self._embedder = Embedder.default()
-        return self._embedder
+        self.embedder = embedder or Embedder.default()  # the model itself loads on the first ranking
 
     def rank(self, task: str, tools: Sequence[Tool]) -> list[tuple[Tool, float]]:
         """`tools` with their cosine to `task`, nearest first (ties keep the given order)."""

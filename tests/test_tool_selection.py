@@ -175,7 +175,7 @@ def test_a_resumed_run_shows_the_tools_it_showed_before_it_paused() -> None:
     assert recorder.shown[1] == recorder.shown[0]
 
 
-def test_offering_an_unknown_tool_or_no_tools_is_refused() -> None:
+def test_an_unknown_tool_or_a_top_k_below_1_is_refused() -> None:
     run = RunContext(task="t", model=FunctionModel(lambda m, t: "x"), tools={"get_weather": get_weather},
                      trajectory=Trajectory(task="t"), settings=Agent(FunctionModel(lambda m, t: "x")).settings)
     with pytest.raises(ValueError, match="unknown tools \\['nope'\\]"):
