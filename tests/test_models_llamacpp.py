@@ -210,6 +210,29 @@ def test_parallel_slots_serve_threads_at_once_and_keep_each_conversation_cached(
 
 
 @needs_llama
+def test_a_conversation_keeps_its_slot_while_another_thread_starts_new_ones() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentkit.models.llamacpp import LlamaCppModel
+
+    pair = LlamaCppModel(embedded_gguf_path("smollm2-135m"), n_threads=1, n_ctx=2048, parallel=2)
+    first = pair.generate(CHAT, settings=greedy(8))
+    follow = [*CHAT, first.message, Message.user("And 3 + 3?")]
+    uninterrupted = pair.generate(follow, settings=greedy(8)).tokens
+    pair.reset_cache()
+    others = ([Message.user("Name a colour. One word.")], [Message.user("Name a fruit. One word.")])
+    with ThreadPoolExecutor(1) as one, ThreadPoolExecutor(1) as two:  # two threads, each its own
+        one.submit(pair.generate, CHAT, settings=greedy(8)).result()
+        for chat in others:  # new conversations on the other thread, while the first waits for its next turn
+            two.submit(pair.generate, chat, settings=greedy(8)).result()
+        resumed = one.submit(pair.generate, follow, settings=greedy(8)).result().tokens
+    # it went on in its own cache: the same tokens and bit-identical log-probs as without the others (a
+    # conversation evaluated again in one batch differs in the log-probs' last digits, see the test above)
+    assert resumed.completion_ids == uninterrupted.completion_ids
+    assert resumed.logprobs == uninterrupted.logprobs
+
+
+@needs_llama
 def test_sampling_is_seeded_and_logprobs_use_the_temperature(engine) -> None:  # type: ignore[no-untyped-def]
     settings = GenerationSettings(temperature=0.9, top_p=0.95, max_tokens=10, seed=7)
     a = engine.generate(CHAT, settings=settings).tokens

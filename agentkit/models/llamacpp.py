@@ -7,8 +7,14 @@ generator), recorded with its log-probability and fed back. So every turn record
 log-probs, as the torch engine does, for training.
 
 `parallel` slots (llama.cpp's own term) serve that many calls at once, each slot a llama.cpp context
-with its own KV cache (the weights are memory-mapped once). A call takes the free slot whose cached
-prompt shares the longest prefix with its own, so concurrent conversations keep their caches.
+with its own KV cache (the weights are memory-mapped once). A call takes the free slot that holds its
+conversation so far; a call that starts a conversation takes the slot its thread used last, else the
+slot used longest ago. So a conversation keeps its slot while it waits for its tools, and greedy
+replies do not depend on timing: a conversation that lost its cache would be evaluated again in one
+batch, and a prompt's KV computed in one batch differs slightly (log-probs by up to ~0.06) from the
+same tokens' KV computed one by one as they were generated, enough to flip a greedy choice now and
+then. (A prefix shared with another conversation's prompt is reused as is: prompt KV computed in
+batches is the same however the batches are split.)
 
 Turns of one conversation reuse the KV cache: the new prompt's ids are compared with the ids in the
 cache and only the suffix after their common prefix is evaluated. When the new prompt text extends
@@ -93,6 +99,8 @@ class _Slot:
     llm: Any
     state: _CacheState | None = None
     busy: bool = False
+    thread: int | None = None  # the thread that used it last
+    used: int = 0  # when it was last taken (a count of acquisitions)
 
     def shared_prefix(self, text: str) -> int:
         """Characters of `text` this slot's cached conversation already covers (0 when it is not a prefix)."""
@@ -150,6 +158,7 @@ class LlamaCppModel:
         self._n_vocab = self.llm.n_vocab()
         self._stop_ids = self._find_stop_ids()
         self._free = threading.Condition()
+        self._taken = 0  # slot acquisitions so far
         self._raw_texts = RawTexts()
 
     # -- the Model protocol -----------------------------------------------------------------------
@@ -218,12 +227,16 @@ class LlamaCppModel:
 
     # -- slots ------------------------------------------------------------------------------------
     def _acquire(self, prompt_text: str) -> _Slot:
-        """The free slot whose cache covers most of `prompt_text` (waits while all are busy)."""
+        """The free slot holding this conversation, else the one this thread used last, else the one used
+        longest ago (waits while all are busy)."""
+        thread = threading.get_ident()
         with self._free:
             while all(slot.busy for slot in self._slots):
                 self._free.wait()
-            slot = max((s for s in self._slots if not s.busy), key=lambda s: s.shared_prefix(prompt_text))
-            slot.busy = True
+            slot = max((s for s in self._slots if not s.busy),
+                       key=lambda s: (s.shared_prefix(prompt_text), s.thread == thread, -s.used))
+            self._taken += 1
+            slot.busy, slot.thread, slot.used = True, thread, self._taken
             return slot
 
     def _release(self, slot: _Slot) -> None:
