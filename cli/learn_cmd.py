@@ -65,6 +65,9 @@ def register(app: typer.Typer) -> None:
                                           "samples at its own temperature; evaluations are greedy)."),
         notes_threshold: float = typer.Option(0.4, "--notes-threshold", help="Note retrieval cosine "
                                                "(0.4: chosen by tests/benchmarks/bench_note_threshold.py)."),
+        notes_analyst: str = typer.Option("environment", "--notes-analyst", help="Who writes the notes: "
+                                          "'environment' (sql: a comparison of each failed query with the gold "
+                                          "query; other environments: the model) or 'model'."),
         resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
         schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Evaluation tasks run at once (a local "
@@ -127,7 +130,7 @@ def register(app: typer.Typer) -> None:
                                heldout=held_env, heldout_fraction=heldout_fraction, validation=validation,
                                unseen=unseen, resume=resume, max_steps=max_steps, train_temperature=temperature,
                                max_tokens=max_tokens, notes_threshold=notes_threshold, concurrency=concurrency,
-                               on_event=show)
+                               notes_analyst=notes_analyst, on_event=show)
             except (ValueError, FileExistsError, FileNotFoundError) as exc:
                 console.print(f"[red]error:[/red] {exc}")
                 raise typer.Exit(1) from exc

@@ -4,6 +4,8 @@
 2. keep the real failures (reward below `success_at`);
 3. the analyst labels each failure with a subject, reusing labels for similar questions (cluster = label);
 4. per cluster, the analyst writes one note from the error contexts;
+   (steps 3 and 4 are a model's by default; a `FailureAnalyst`, such as `agentkit.sql.mistakes.SQLDiffAnalyst`,
+   labels failures and writes notes without one)
 5. each new note merges into an existing note whose subject has cosine ≥ `merge_threshold`;
 6. back up, insert, re-answer the SAME batch;
 7. compare per task with the baseline (W wins, L losses): keep only if W > L, else roll back, leaving
@@ -33,7 +35,7 @@ from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
 from agentkit.files import atomic_write
 from agentkit.jsontext import copies_placeholder, first_json_object
-from agentkit.memory.notes import Note
+from agentkit.memory.notes import FailureAnalyst, Note
 from agentkit.memory.prompts import (
     ANALYST_SYSTEM,
     CASE_TEMPLATE,
@@ -247,6 +249,19 @@ def label_failures(notebook: MistakeNotebook, analyst: Analyst, failures: Sequen
     return clusters
 
 
+def labelled_failures(analyst: FailureAnalyst, failures: Sequence[tuple[Task, Trajectory | None]],
+                      report: LearnReport) -> dict[str, list[tuple[Task, Trajectory | None]]]:
+    """Step 3 by a `FailureAnalyst`: each failure joins the cluster of every label it is given."""
+    clusters: dict[str, list[tuple[Task, Trajectory | None]]] = {}
+    for task, trajectory in failures:
+        labels = analyst.labels(task, trajectory)
+        if not labels:
+            report.skipped.append(f"label for task {task.id}: nothing the analyst can name")
+        for label in labels:
+            clusters.setdefault(label, []).append((task, trajectory))
+    return clusters
+
+
 def write_note(analyst: Analyst, label: str, cases: Sequence[tuple[Task, Trajectory | None]],
                max_cases: int = 4) -> Note:
     """Step 4: one note for a cluster, from its error contexts."""
@@ -287,7 +302,7 @@ def _without_placeholders(sections: dict[str, Any]) -> dict[str, Any]:
 
 
 def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: TaskRewardFn,
-          agent: AgentSource, analyst: Model | str | None = None, *, success_at: float = 1.0,
+          agent: AgentSource, analyst: Model | str | FailureAnalyst | None = None, *, success_at: float = 1.0,
           merge_threshold: float = 0.9, max_retries: int = 2,
           analyst_settings: GenerationSettings | None = None,
           baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None = None,
@@ -300,7 +315,8 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
             is shown to the analyst.
         reward_fn: `reward_fn(task, trajectory)` → a float (or components with "reward").
         agent: an `Agent`, or a function task → `Agent` (for environments whose tools are per task).
-        analyst: the model that labels failures and writes notes (default: the agent's model).
+        analyst: the model that labels failures and writes notes (default: the agent's model), or a
+            `FailureAnalyst` that does both without a model.
         success_at: a reward at or above this is a success; below it, a failure to learn from.
         merge_threshold: subject cosine at which a new note merges into an existing one.
         baseline_results: the previous step's `report.results` on this same batch, reused as the
@@ -320,17 +336,18 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
 
 
 def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: TaskRewardFn, agent: AgentSource,
-                analyst: Model | str | None, report: LearnReport, *, success_at: float, merge_threshold: float,
-                max_retries: int, analyst_settings: GenerationSettings | None,
+                analyst: Model | str | FailureAnalyst | None, report: LearnReport, *, success_at: float,
+                merge_threshold: float, max_retries: int, analyst_settings: GenerationSettings | None,
                 baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None,
                 concurrency: int) -> LearnReport:
-    if analyst is None:
-        if not isinstance(agent, Agent):
-            raise ValueError("pass analyst= when agent is a factory function")
-        analyst_model = agent.model
+    asker: FailureAnalyst | Analyst
+    if isinstance(analyst, FailureAnalyst):
+        asker = analyst
+    elif analyst is None and not isinstance(agent, Agent):
+        raise ValueError("pass analyst= when agent is a factory function")
     else:
-        analyst_model = resolve_model(analyst)
-    asker = Analyst(analyst_model, max_retries=max_retries, settings=analyst_settings)
+        model = agent.model if analyst is None else resolve_model(analyst)  # type: ignore[union-attr]
+        asker = Analyst(model, max_retries=max_retries, settings=analyst_settings)
 
     # 1. Baseline with the current notes.
     if baseline_results is not None and all(t.id in baseline_results for t in batch):
@@ -345,13 +362,17 @@ def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: TaskRew
     if not failures:
         return report
     # 3. Cluster by analyst labels.
-    clusters = label_failures(notebook, asker, failures, report, same_label_at=merge_threshold)
+    if isinstance(asker, Analyst):
+        clusters = label_failures(notebook, asker, failures, report, same_label_at=merge_threshold)
+    else:
+        clusters = labelled_failures(asker, failures, report)
     report.clusters = {label: [t.id for t, _ in cases] for label, cases in clusters.items()}
     # 4. One note per cluster.
     new_notes: list[Note] = []
     for label, cases in clusters.items():
         try:
-            new_notes.append(write_note(asker, label, cases))
+            note = write_note(asker, label, cases) if isinstance(asker, Analyst) else asker.note(label, cases)
+            new_notes.append(note)
         except Exception as error:
             log.warning("skipping cluster %r: %s", label, error)
             report.skipped.append(f"note for cluster {label!r}: {error}")

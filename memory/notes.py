@@ -7,11 +7,16 @@ importing the notebook that calls it.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, field_validator
 
 from agentkit.messages import new_id
+
+if TYPE_CHECKING:
+    from agentkit.environments.base import Task
+    from agentkit.trajectory import Trajectory
 
 NOTE_SCHEMA_VERSION = 1
 
@@ -125,3 +130,17 @@ class Note(BaseModel):
             "source_trajectories": union(self.source_trajectories, newer.source_trajectories),
             "source_tasks": union(self.source_tasks, newer.source_tasks),
         })
+
+
+@runtime_checkable
+class FailureAnalyst(Protocol):
+    """Steps 3 and 4 of a learning step (`agentkit.memory.learn`) without a model: labels for each failed
+    run (one cluster per label), and a note per cluster. `agentkit.sql.mistakes.SQLDiffAnalyst` is one."""
+
+    def labels(self, task: Task, trajectory: Trajectory | None) -> list[str]:
+        """The labels this failure falls under ([] when there is nothing to learn from it)."""
+        ...
+
+    def note(self, label: str, cases: Sequence[tuple[Task, Trajectory | None]]) -> Note:
+        """One note for the failures labelled `label`."""
+        ...

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS, SQLEnvironment
-from agentkit.memory.prompts import ANALYST_SYSTEM
+from agentkit.memory.prompts import ANALYST_SYSTEM, NOTES_TITLE
 from agentkit.messages import Message, ToolCall
 from agentkit.skills.prompts import DISTILL_SYSTEM
 from agentkit.testing import FunctionModel
@@ -68,7 +68,7 @@ class LearningScript(FunctionModel):
         if prompt is None:
             raise LookupError(f"unexpected request: {user[:80]!r}")
         context = "\n".join(m.content for m in messages)
-        helped = SKILL_MARK in context or NOTE_MARK in context
+        helped = SKILL_MARK in context or NOTE_MARK in context or NOTES_TITLE in context  # any note shown
         self.acted_on.append((prompt, helped))
         n = self.attempts[prompt] = self.attempts.get(prompt, 0) + 1
         explores = bool(self.temperature) and (n + len(prompt)) % 2 == 0  # some tasks first time, others second
@@ -302,7 +302,7 @@ def test_notes_stop_early_when_the_analyst_writes_nothing_usable(tmp_path: Path)
         return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": "SELECT 0"})])
 
     report = learn(env, FunctionModel(reply), budget="20ep", methods=("notes", "pacing"), out=tmp_path / "run",
-                   seed=0, **{**OPTIONS, "notes_batch": 1})
+                   seed=0, notes_analyst="model", **{**OPTIONS, "notes_batch": 1})
     notes = report.details["notes"]
     assert notes["batches"] == 3 and notes["accepted"] == 0 and notes["notes_in_notebook"] == 0
     assert "no usable note in 3 batches" in notes["stopped"]

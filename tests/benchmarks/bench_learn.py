@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--notes-threshold", type=float, default=0.4)
+    parser.add_argument("--notes-analyst", choices=("environment", "model"), default="environment",
+                        help="who writes the notes (environment: sql compares each failed query with the gold one)")
     parser.add_argument("--validation", type=float, default=0.25,
                         help="share of the train split kept to check each method on (0: no check)")
     parser.add_argument("--concurrency", type=int, default=1,
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             report = learn(env, model, budget=args.budget, methods=ROWS[row], out=out, seed=seed, unseen=unseen,
                            resume=(out / "state.json").exists(), max_steps=args.max_steps,
                            max_tokens=args.max_tokens, notes_threshold=args.notes_threshold, rl_config=rl_config,
-                           validation=args.validation,
+                           notes_analyst=args.notes_analyst, validation=args.validation,
                            concurrency=args.concurrency)
             line = report.table_row().replace(f"| {'+'.join(ROWS[row])} |", f"| {row} (seed {seed}) |", 1)
             lines.append(line)

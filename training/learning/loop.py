@@ -41,6 +41,7 @@ from agentkit.training.learning.methods import (
     METHODS,
     LearnContext,
     MeteredModel,
+    NotesAnalyst,
     RLLearner,
     frozen_copy,
     make_learner,
@@ -150,6 +151,7 @@ def learn(
     skill_options: dict[str, Any] | None = None,
     notes_threshold: float = DEFAULT_THRESHOLD,
     notes_batch: int = 4,
+    notes_analyst: NotesAnalyst = "environment",
     rl_config: Any = None,
     concurrency: int = 1,
     on_event: Callable[[LearnEvent], None] | None = None,
@@ -178,6 +180,9 @@ def learn(
             tasks it solves greedily; rl samples at its `TrainConfig.temperature`). Evaluations are greedy.
         skill_options: `SkillSettings` overrides; notes_threshold: the notebook's retrieval cosine.
         notes_batch: tasks per Mistake Notebook Learning batch; rl_config: a `TrainConfig` for the rl method.
+        notes_analyst: who names the mistakes and writes the notes: "environment" (its own analyst when it has
+            one, `AnalysedEnvironment`, e.g. SQL's comparison with the gold query; else the model) or "model"
+            (the acting model, always).
         concurrency: evaluation tasks run at once, skills-learning episodes per step and notes-batch tasks
             answered at once (a model string naming a local model gets as many llama.cpp slots); rl steps keep
             their own order.
@@ -188,6 +193,8 @@ def learn(
         unknown = [m for m in methods if m not in METHODS]
         if unknown or not methods:
             raise ValueError(f"unknown or no learning methods {unknown or methods}; choose from {', '.join(METHODS)}")
+    if notes_analyst not in ("environment", "model"):
+        raise ValueError(f"notes_analyst must be 'environment' or 'model', not {notes_analyst!r}")
     spent_budget = Budget.parse(budget)
     out = Path(out)
     emit = on_event or (lambda event: None)
@@ -205,7 +212,8 @@ def learn(
     ctx = LearnContext(env=env, train=train, model=meter, out=out, seed=seed, max_steps=max_steps,
                        train_settings=GenerationSettings(temperature=train_temperature, max_tokens=max_tokens),
                        instructions=instructions, skill_options=dict(skill_options or {}),
-                       notes_threshold=notes_threshold, notes_batch=notes_batch, rl_config=rl_config,
+                       notes_threshold=notes_threshold, notes_batch=notes_batch, notes_analyst=notes_analyst,
+                       rl_config=rl_config,
                        concurrency=concurrency)
     run = _Run(ctx, state, out, emit, max_tokens)
     if "rl" in state["done"] and (out / "adapter").is_dir():

@@ -22,10 +22,10 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
-from agentkit.environments.base import Environment, Task, run_episode, succeeded
+from agentkit.environments.base import AnalysedEnvironment, Environment, Task, run_episode, succeeded
 from agentkit.extensions import Extension, Instructions
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.messages import Message
@@ -69,6 +69,10 @@ class MeteredModel:
             yield item
 
 
+NotesAnalyst = Literal["environment", "model"]
+"""Who writes the notes: the environment's own analyst when it has one (else the model), or the model."""
+
+
 @dataclass
 class LearnContext:
     """What every learner needs: the environment, the train tasks, the (metered) model, where to write."""
@@ -84,6 +88,7 @@ class LearnContext:
     skill_options: dict[str, Any] = field(default_factory=dict)
     notes_threshold: float = DEFAULT_THRESHOLD
     notes_batch: int = 4
+    notes_analyst: NotesAnalyst = "environment"
     rl_config: Any = None
     concurrency: int = 1
 
@@ -229,9 +234,11 @@ class SkillsLearner(Learner):
 
 
 class NotesLearner(Learner):
-    """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step. The phase ends
-    early when the analyst wrote no usable note in `PATIENCE` batches in a row that had failures to study
-    (a small acting model as its own analyst copies the template): its budget goes to the next method."""
+    """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step. The analyst is
+    the environment's own when it has one (`AnalysedEnvironment`; SQL compares a failed query with the gold
+    query), else the acting model. The phase ends early when the analyst wrote no usable note in `PATIENCE`
+    batches in a row that had failures to study (a small acting model as its own analyst copies the
+    template): its budget goes to the next method."""
 
     name = "notes"
     PATIENCE = 3
@@ -239,6 +246,10 @@ class NotesLearner(Learner):
     def __init__(self, ctx: LearnContext) -> None:
         self.ctx = ctx
         self.notebook = open_notes(ctx.out / "notes", ctx.notes_threshold)
+        # the environment's own analyst when it has one (SQL: the gold query says what went wrong), else the model
+        self.analyst: Any = ctx.model
+        if ctx.notes_analyst == "environment" and isinstance(ctx.env, AnalysedEnvironment):
+            self.analyst = ctx.env.failure_analyst()
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One batch of train tasks run with the notebook, learnt from (kept or rolled back); returns its runs."""
@@ -267,7 +278,7 @@ class NotesLearner(Learner):
             return {"reward": 1.0 if succeeded(trajectory) else 0.0}
 
         try:
-            result = self.notebook.learn(batch, reward, agent_for, analyst=ctx.model, concurrency=ctx.concurrency)
+            result = self.notebook.learn(batch, reward, agent_for, analyst=self.analyst, concurrency=ctx.concurrency)
         finally:
             for episode in episodes.values():
                 episode.close()
