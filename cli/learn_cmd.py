@@ -96,6 +96,8 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(str(exc)) from exc
         if unseen_db is not None and env != "sql":
             raise typer.BadParameter("--unseen-db needs --env sql")
+        if notes_analyst not in ("environment", "model"):
+            raise typer.BadParameter(f"--notes-analyst is 'environment' or 'model', not {notes_analyst!r}")
         try:
             environment = load_environment(env, tasks, db=db, schema=schema)
             held_env = load_environment(env, heldout, db=db, schema=schema) if heldout is not None else None

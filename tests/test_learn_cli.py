@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -42,6 +43,9 @@ def test_learn_command_refuses_bad_options(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "cannot read budget" in result.output
     result = runner.invoke(app, ["learn", "--env", "tooluse", "--unseen-db", "clinic", "--out", str(tmp_path / "y")])
     assert result.exit_code != 0 and "--unseen-db needs --env sql" in result.output
+    result = runner.invoke(app, ["learn", "--notes-analyst", "teacher", "--out", str(tmp_path / "z")])
+    words = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())  # typer's box, read as one line
+    assert result.exit_code != 0 and "'environment' or 'model'" in words
 
 
 def test_learn_by_default_leaves_out_rl_for_a_model_it_cannot_train_and_says_so(tmp_path: Path) -> None:
