@@ -291,9 +291,12 @@ def test_notes_on_the_tooluse_environment_roll_back_when_they_do_not_help(tmp_pa
     assert runs and {t.task_id for t in runs} <= set(report.train_tasks)
 
 
-def test_notes_stop_early_when_the_analyst_writes_nothing_usable(tmp_path: Path) -> None:
-    """A small acting model as its own analyst copies the template: after PATIENCE such batches in a row
-    the notes phase ends and leaves the rest of its share to the next method."""
+@pytest.mark.parametrize(("analyst", "rolled_back", "episodes"), [("model", 0, 3), ("environment", 3, 6)])
+def test_notes_stop_early_when_no_note_is_kept(tmp_path: Path, analyst: str, rolled_back: int,
+                                              episodes: int) -> None:
+    """After PATIENCE batches in a row that keep no note the notes phase ends and leaves the rest of its
+    share to the next method: a small acting model as its own analyst copies the template (nothing
+    written), and notes the SQL analyst writes do not change what this model answers (each rolled back)."""
     env = clinic(10)
 
     def reply(messages: Sequence[Message], tools: Any) -> Message | str:
@@ -302,12 +305,13 @@ def test_notes_stop_early_when_the_analyst_writes_nothing_usable(tmp_path: Path)
         return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": "SELECT 0"})])
 
     report = learn(env, FunctionModel(reply), budget="20ep", methods=("notes", "pacing"), out=tmp_path / "run",
-                   seed=0, notes_analyst="model", **{**OPTIONS, "notes_batch": 1})
+                   seed=0, notes_analyst=analyst, **{**OPTIONS, "notes_batch": 1})
     notes = report.details["notes"]
     assert notes["batches"] == 3 and notes["accepted"] == 0 and notes["notes_in_notebook"] == 0
-    assert "no usable note in 3 batches" in notes["stopped"]
+    assert notes["rolled_back"] == rolled_back  # a written note is tried on its batch again, then rolled back
+    assert "no note was kept in 3 batches" in notes["stopped"]
     costs = {c.phase: c for c in report.costs}
-    assert costs["learn-notes"].episodes == 3  # not the 10 of its share
+    assert costs["learn-notes"].episodes == episodes  # not the 10 of its share
     assert costs["learn-pacing"].episodes > 0  # the next method ran
     # Neither learned anything an agent would show (no note; no run succeeded, so no limit): the agent after
     # each is the agent before, and the held-out evaluations are not run again but say whose score they repeat.

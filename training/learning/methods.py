@@ -236,9 +236,10 @@ class SkillsLearner(Learner):
 class NotesLearner(Learner):
     """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step. The analyst is
     the environment's own when it has one (`AnalysedEnvironment`; SQL compares a failed query with the gold
-    query), else the acting model. The phase ends early when the analyst wrote no usable note in `PATIENCE`
-    batches in a row that had failures to study (a small acting model as its own analyst copies the
-    template): its budget goes to the next method."""
+    query), else the acting model. The phase ends early when `PATIENCE` batches in a row that had failures
+    to study kept no note (none was written: a small acting model as its own analyst copies the template;
+    or none helped the re-answered batch: the 0.5B default model did not act on the SQL analyst's notes):
+    its budget goes to the next method."""
 
     name = "notes"
     PATIENCE = 3
@@ -283,18 +284,18 @@ class NotesLearner(Learner):
             for episode in episodes.values():
                 episode.close()
         progress["batches"] = progress.get("batches", 0) + 1
-        if result.notes_added or result.notes_merged:  # the analyst can write notes (kept or rolled back)
-            progress["unwritten"] = 0
+        if result.accepted:
+            progress["unkept"] = 0
         elif result.failures:
-            progress["unwritten"] = progress.get("unwritten", 0) + 1
+            progress["unkept"] = progress.get("unkept", 0) + 1
         progress["accepted"] = progress.get("accepted", 0) + int(result.accepted)
         progress["rolled_back"] = progress.get("rolled_back", 0) + int(result.rolled_back)
         progress["last"] = result.summary()
         return produced
 
     def finished(self, progress: dict[str, Any]) -> bool:
-        """Done when the analyst wrote no usable note in `PATIENCE` batches in a row."""
-        return int(progress.get("unwritten", 0)) >= self.PATIENCE
+        """Done when `PATIENCE` batches in a row kept no note."""
+        return int(progress.get("unkept", 0)) >= self.PATIENCE
 
     def details(self, progress: dict[str, Any]) -> dict[str, Any]:
         """The method's progress figures for the report."""
@@ -302,8 +303,8 @@ class NotesLearner(Learner):
                "accepted": progress.get("accepted", 0), "rolled_back": progress.get("rolled_back", 0),
                "last_batch": progress.get("last", ""), "episodes": progress.get("episodes", 0)}
         if self.finished(progress):
-            out["stopped"] = (f"the analyst wrote no usable note in {self.PATIENCE} batches in a row; the rest of "
-                              "the budget went to the next method (a stronger analyst may do better)")
+            out["stopped"] = (f"no note was kept in {self.PATIENCE} batches in a row (none usable was written, or "
+                              "none helped its batch); the rest of the budget went to the next method")
         return out
 
     def learned_nothing(self) -> bool:
