@@ -4,7 +4,7 @@
 2. keep the real failures (reward below `success_at`);
 3. the analyst labels each failure with a subject, reusing labels for similar questions (cluster = label);
 4. per cluster, the analyst writes one note from the error contexts;
-   (steps 3 and 4 are a model's by default; a `FailureAnalyst`, such as `agentkit.sql.mistakes.SQLDiffAnalyst`,
+   (steps 3 and 4 are a model's by default; a `FailureAnalyst`, such as `agentkit.memory.sql_analyst.SQLDiffAnalyst`,
    labels failures and writes notes without one)
 5. each new note merges into an existing note whose subject has cosine ≥ `merge_threshold`;
 6. back up, insert, re-answer the SAME batch;

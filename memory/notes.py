@@ -135,7 +135,7 @@ class Note(BaseModel):
 @runtime_checkable
 class FailureAnalyst(Protocol):
     """Steps 3 and 4 of a learning step (`agentkit.memory.learn`) without a model: labels for each failed
-    run (one cluster per label), and a note per cluster. `agentkit.sql.mistakes.SQLDiffAnalyst` is one."""
+    run (one cluster per label), and a note per cluster. `agentkit.memory.sql_analyst.SQLDiffAnalyst` is one."""
 
     def labels(self, task: Task, trajectory: Trajectory | None) -> list[str]:
         """The labels this failure falls under ([] when there is nothing to learn from it)."""

@@ -17,7 +17,6 @@ from agentkit.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from agentkit.agent import Agent
-    from agentkit.memory.notes import FailureAnalyst
 
 
 @dataclass
@@ -91,16 +90,6 @@ class OracleEnvironment(Protocol):
 
     def oracle_script(self, task: Task) -> Sequence[Message | str]:
         """The replies an oracle gives for `task`: its expected tool calls in order, then a final answer."""
-        ...
-
-
-@runtime_checkable
-class AnalysedEnvironment(Protocol):
-    """An environment that can say what a failed run did wrong without a model (from its reference
-    solutions): the mistake notebook learns with its analyst instead of asking the acting model."""
-
-    def failure_analyst(self) -> FailureAnalyst:
-        """The analyst that labels this environment's failed runs and writes their notes."""
         ...
 
 

@@ -33,7 +33,6 @@ from agentkit.records import SQL, SQLRecord
 from agentkit.sql.connect import open_database
 from agentkit.sql.database import Database, QueryError, QueryResult
 from agentkit.sql.digest import digest_context
-from agentkit.sql.mistakes import SQLDiffAnalyst
 from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN, sql_record, sql_task_prompt
 from agentkit.sql.rewards import (
     GOLD_MAX_ROWS,
@@ -285,10 +284,6 @@ class SQLEnvironment:
                 items = SchemaItems(frozenset(), frozenset())
             self._gold[task.id] = (result, items)
         return self._gold[task.id]
-
-    def failure_analyst(self) -> SQLDiffAnalyst:
-        """Names a failed run's mistakes by comparing its query with the gold query (`agentkit.sql.mistakes`)."""
-        return SQLDiffAnalyst()
 
     def oracle_script(self, task: Task) -> list[Message]:
         """The assistant turns of a perfect four-phase run on `task`: describe the gold tables, propose

@@ -34,6 +34,7 @@ from typing import Any
 from agentkit.environments.base import Environment, Task
 from agentkit.evaluation import EvalConfig, evaluate
 from agentkit.memory.notebook import DEFAULT_THRESHOLD, atomic_write
+from agentkit.memory.notes import FailureAnalyst
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
 from agentkit.pacing import Pacing
@@ -180,9 +181,9 @@ def learn(
             tasks it solves greedily; rl samples at its `TrainConfig.temperature`). Evaluations are greedy.
         skill_options: `SkillSettings` overrides; notes_threshold: the notebook's retrieval cosine.
         notes_batch: tasks per Mistake Notebook Learning batch; rl_config: a `TrainConfig` for the rl method.
-        notes_analyst: who names the mistakes and writes the notes: "environment" (its own analyst when it has
-            one, `AnalysedEnvironment`, e.g. SQL's comparison with the gold query; else the model) or "model"
-            (the acting model, always).
+        notes_analyst: who names the mistakes and writes the notes: "environment" (the analyst for the
+            environment's kind when there is one: SQL compares each failed query with the gold query,
+            `SQLDiffAnalyst`; else the model), "model" (the acting model), or your own `FailureAnalyst`.
         concurrency: evaluation tasks run at once, skills-learning episodes per step and notes-batch tasks
             answered at once (a model string naming a local model gets as many llama.cpp slots); rl steps keep
             their own order.
@@ -193,8 +194,8 @@ def learn(
         unknown = [m for m in methods if m not in METHODS]
         if unknown or not methods:
             raise ValueError(f"unknown or no learning methods {unknown or methods}; choose from {', '.join(METHODS)}")
-    if notes_analyst not in ("environment", "model"):
-        raise ValueError(f"notes_analyst must be 'environment' or 'model', not {notes_analyst!r}")
+    if not isinstance(notes_analyst, FailureAnalyst) and notes_analyst not in ("environment", "model"):
+        raise ValueError(f"notes_analyst must be 'environment', 'model' or a FailureAnalyst, not {notes_analyst!r}")
     spent_budget = Budget.parse(budget)
     out = Path(out)
     emit = on_event or (lambda event: None)

@@ -25,9 +25,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
-from agentkit.environments.base import AnalysedEnvironment, Environment, Task, run_episode, succeeded
+from agentkit.environments.base import Environment, Task, run_episode, succeeded
+from agentkit.environments.sql import SQLEnvironment
 from agentkit.extensions import Extension, Instructions
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
+from agentkit.memory.notes import FailureAnalyst
+from agentkit.memory.sql_analyst import SQLDiffAnalyst
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
 from agentkit.pacing import Pacing
@@ -69,8 +72,18 @@ class MeteredModel:
             yield item
 
 
-NotesAnalyst = Literal["environment", "model"]
-"""Who writes the notes: the environment's own analyst when it has one (else the model), or the model."""
+NotesAnalyst = Literal["environment", "model"] | FailureAnalyst
+"""Who writes the notes: the analyst for the environment's kind when there is one (else the model), the
+model, or a given analyst."""
+
+
+def notes_analyst(choice: NotesAnalyst, env: Environment, model: MeteredModel) -> FailureAnalyst | MeteredModel:
+    """The analyst `choice` names for `env`: SQL environments have one that needs no model."""
+    if isinstance(choice, FailureAnalyst):
+        return choice
+    if choice == "environment" and isinstance(env, SQLEnvironment):
+        return SQLDiffAnalyst()
+    return model
 
 
 @dataclass
@@ -235,11 +248,11 @@ class SkillsLearner(Learner):
 
 class NotesLearner(Learner):
     """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step. The analyst is
-    the environment's own when it has one (`AnalysedEnvironment`; SQL compares a failed query with the gold
-    query), else the acting model. The phase ends early when `PATIENCE` batches in a row that had failures
-    to study kept no note (none was written: a small acting model as its own analyst copies the template;
-    or none helped the re-answered batch: the 0.5B default model did not act on the SQL analyst's notes):
-    its budget goes to the next method."""
+    `ctx.notes_analyst`: by default the one for the environment's kind (SQL compares a failed query with the
+    gold query, `SQLDiffAnalyst`), else the acting model. The phase ends early when `PATIENCE` batches in a
+    row that had failures to study kept no note (none was written: a small acting model as its own analyst
+    copies the template; or none helped the re-answered batch: the 0.5B default model did not act on the
+    SQL analyst's notes): its budget goes to the next method."""
 
     name = "notes"
     PATIENCE = 3
@@ -247,10 +260,7 @@ class NotesLearner(Learner):
     def __init__(self, ctx: LearnContext) -> None:
         self.ctx = ctx
         self.notebook = open_notes(ctx.out / "notes", ctx.notes_threshold)
-        # the environment's own analyst when it has one (SQL: the gold query says what went wrong), else the model
-        self.analyst: Any = ctx.model
-        if ctx.notes_analyst == "environment" and isinstance(ctx.env, AnalysedEnvironment):
-            self.analyst = ctx.env.failure_analyst()
+        self.analyst: FailureAnalyst | MeteredModel = notes_analyst(ctx.notes_analyst, ctx.env, ctx.model)
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One batch of train tasks run with the notebook, learnt from (kept or rolled back); returns its runs."""

@@ -10,8 +10,9 @@ questions (the notebook shows a note to questions like those) and whose correcte
 question with its gold query. Whether a note is kept is still decided by the notebook's accept-or-roll-back
 step on the same batch.
 
-    analyst = SQLDiffAnalyst()
-    notebook.learn(batch, reward_fn, agent_for, analyst=analyst)
+    notebook.learn(batch, reward_fn, agent_for, analyst=SQLDiffAnalyst())
+
+`agentkit learn` uses it for SQL environments (`notes_analyst="environment"`, the default).
 
 Only clause-level habits are labelled (what transfers to another database); which table or column a
 question needs is not, since that is particular to one schema.

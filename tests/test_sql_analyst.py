@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from agentkit.environments.base import AnalysedEnvironment, Task
+from agentkit.environments.base import Task
 from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS, SQLEnvironment
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.memory.prompts import NOTES_TITLE
+from agentkit.memory.sql_analyst import LESSONS, SQLDiffAnalyst, differences, last_sql
 from agentkit.messages import Message, ToolCall
-from agentkit.sql.mistakes import LESSONS, SQLDiffAnalyst, differences, last_sql
 from agentkit.testing import FunctionModel
 from agentkit.trajectory import Trajectory
 
@@ -55,7 +55,6 @@ def run_with(*calls: tuple[str, str]) -> Trajectory:
 def test_the_analyst_reads_the_last_query_of_a_run_and_the_task_s_gold_query() -> None:
     analyst = SQLDiffAnalyst()
     assert isinstance(analyst, FailureAnalyst)
-    assert isinstance(SQLEnvironment.clinic(), AnalysedEnvironment)
     run = run_with(("run_query", "SELECT Name FROM Doctor"), ("confirm_answer", "SELECT Name FROM Doctor LIMIT 1"))
     assert last_sql(run) == "SELECT Name FROM Doctor LIMIT 1"
     task = Task(id="t", prompt="List the doctors' names.", data={"question": "List the doctors' names.",
@@ -112,7 +111,7 @@ def test_a_notebook_learns_from_the_analyst_without_an_analyst_model(tmp_path: P
             episode.close()
 
     book = MistakeNotebook.open(tmp_path / "notes", Embedder.default(), threshold=0.4)
-    report = book.learn(env.tasks(), reward, agent_for, analyst=env.failure_analyst())
+    report = book.learn(env.tasks(), reward, agent_for, analyst=SQLDiffAnalyst())
     assert report.baseline == {"clinic-004": 0.0, "clinic-009": 0.0}  # both cut to one row
     assert report.clusters == {"extra_limit": ["clinic-004", "clinic-009"]}
     assert report.accepted and report.after == {"clinic-004": 1.0, "clinic-009": 1.0}
