@@ -343,11 +343,12 @@ def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: TaskRew
     asker: FailureAnalyst | Analyst
     if isinstance(analyst, FailureAnalyst):
         asker = analyst
-    elif analyst is None and not isinstance(agent, Agent):
-        raise ValueError("pass analyst= when agent is a factory function")
+    elif analyst is not None:
+        asker = Analyst(resolve_model(analyst), max_retries=max_retries, settings=analyst_settings)
+    elif isinstance(agent, Agent):
+        asker = Analyst(agent.model, max_retries=max_retries, settings=analyst_settings)
     else:
-        model = agent.model if analyst is None else resolve_model(analyst)  # type: ignore[union-attr]
-        asker = Analyst(model, max_retries=max_retries, settings=analyst_settings)
+        raise ValueError("pass analyst= when agent is a factory function")
 
     # 1. Baseline with the current notes.
     if baseline_results is not None and all(t.id in baseline_results for t in batch):

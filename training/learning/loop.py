@@ -214,8 +214,7 @@ def learn(
                        train_settings=GenerationSettings(temperature=train_temperature, max_tokens=max_tokens),
                        instructions=instructions, skill_options=dict(skill_options or {}),
                        notes_threshold=notes_threshold, notes_batch=notes_batch, notes_analyst=notes_analyst,
-                       rl_config=rl_config,
-                       concurrency=concurrency)
+                       rl_config=rl_config, concurrency=concurrency)
     run = _Run(ctx, state, out, emit, max_tokens)
     if "rl" in state["done"] and (out / "adapter").is_dir():
         reapply_adapter(meter.inner, out / "adapter")  # resumed after the rl phase: its adapter is needed
