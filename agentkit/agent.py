@@ -183,7 +183,7 @@ class Agent:
         if self._output is not None and FINAL_RESULT_TOOL in self.tools:
             raise ToolDefinitionError(f"a tool is named {FINAL_RESULT_TOOL!r}, the name typed output uses; rename it")
         self._runner = ToolRunner()
-        self._specs = [t.spec() for t in self.tools.values()] + ([self._output.spec] if self._output else [])
+        self._specs = self._specs_of(self.tools)
         self._final_name = FINAL_RESULT_TOOL if self._output is not None else None
         self._finishers = [t.name for t in self.tools.values() if t.final] + ([FINAL_RESULT_TOOL] if self._output
                                                                                else [])
@@ -631,8 +631,11 @@ class Agent:
         offered = run.offered
         if offered is None:
             return self._specs
-        finishers = [t.name for t in self.tools.values() if t.final and t.name not in offered]
-        return [self.tools[n].spec() for n in [*offered, *finishers]] + ([self._output.spec] if self._output else [])
+        return self._specs_of([*offered, *(t.name for t in self.tools.values() if t.final and t.name not in offered)])
+
+    def _specs_of(self, names: Iterable[str]) -> list[dict[str, Any]]:
+        """The specs of these tools, in this order, and a typed output's tool last."""
+        return [self.tools[n].spec() for n in names] + ([self._output.spec] if self._output else [])
 
     def _stream_model(self, messages: Sequence[Message], specs: Sequence[dict[str, Any]],
                       settings: GenerationSettings) -> Iterator[TextDelta | ModelResponse]:
