@@ -322,7 +322,8 @@ def test_skills_and_notes_learned_with_one_model_are_used_by_a_vllm_model(vllm_s
     from agentkit.training.learning import learn
 
     env = clinic(10)
-    options = {**OPTIONS, "skill_options": {"min_score": -1.0, "examples": True}}
+    options = {**OPTIONS, "skill_options": {"min_score": -1.0, "examples": True},
+               "notes_analyst": "model"}  # the scripted model writes the note this test looks for
     report = learn(env, LearningScript([env]), budget="6ep", methods=("skills", "notes"), out=tmp_path / "run",
                    seed=3, **options)
     skills = SkillLibrary.open(tmp_path / "run" / "skills", query="task", rerank="top", distill="off", min_score=-1.0)
