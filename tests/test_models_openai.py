@@ -162,6 +162,32 @@ def test_unreadable_arguments_become_a_parse_error(server: ChatServer) -> None:
     assert not r.message.tool_calls and "a equals two" in r.message.content
 
 
+@pytest.mark.parametrize("text", ['```json\n{"name": "add", "arguments": {"a": 2, "b": 40}}\n```',
+                                  '{"name": "add", "arguments": {"a": 2, "b": 40}}',
+                                  '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 40}}\n</tool_call>'])
+def test_a_call_written_as_text_is_read_when_the_server_parsed_none(server: ChatServer, text: str) -> None:
+    """vLLM's hermes parser misses the fenced and bare JSON small models write: the reply is still a call."""
+    server.reply_stream([chunk({"role": "assistant", "content": text[:9]}), chunk({"content": text[9:]}),
+                         chunk({}, finish="stop")])
+    server.reply(completion(text))
+    model = model_for(server)
+    streamed = list(model.stream([Message.user("2+40?")], [add.spec()]))[-1]
+    assert isinstance(streamed, ModelResponse)
+    for reply in (model.generate([Message.user("2+40?")], [add.spec()]).message, streamed.message):
+        assert [(c.name, c.arguments) for c in reply.tool_calls] == [("add", {"a": 2, "b": 40})]
+        assert reply.content == "" and reply.parse_error is None
+
+
+@pytest.mark.parametrize(("text", "tools"), [('{"name": "mul", "arguments": {"a": 2}}', True),  # no such tool
+                                             ('{"name": "add", "arguments": {"a": 2, "b": 40}}', False),  # none offered
+                                             ('Use {"a": 2, "b": 40} with add.', True)])  # prose, not a call
+def test_text_that_is_not_a_call_to_an_offered_tool_stays_the_answer(server: ChatServer, text: str,
+                                                                     tools: bool) -> None:
+    server.reply(completion(text))
+    reply = model_for(server).generate([Message.user("2+40?")], [add.spec()] if tools else []).message
+    assert reply.content == text and not reply.tool_calls and reply.parse_error is None
+
+
 def test_stream_text_and_tool_call_deltas_are_assembled(server: ChatServer) -> None:
     server.reply_stream([
         chunk({"role": "assistant", "content": "Let me "}),
