@@ -48,6 +48,13 @@ def test_price_from_litellms_local_map() -> None:
     assert with_cost("no-such-model-xyz", Usage(input_tokens=5, output_tokens=5, calls=1)).cost_usd is None
 
 
+def test_an_unknown_price_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """A self-hosted model's name (vLLM serves "default") is unknown to LiteLLM, whose lookup would print a
+    red provider-list banner into the chat screen on the first reply."""
+    assert price_of("default-served-by-a-test") is None
+    assert capsys.readouterr().out == ""
+
+
 def test_usage_sums_known_costs_and_keeps_unknown_as_none() -> None:
     a = Usage(input_tokens=10, output_tokens=2, calls=1, cost_usd=0.5)
     b = Usage(input_tokens=1, output_tokens=1, calls=1)
