@@ -178,14 +178,27 @@ def test_a_call_written_as_text_is_read_when_the_server_parsed_none(server: Chat
         assert reply.content == "" and reply.parse_error is None
 
 
-@pytest.mark.parametrize(("text", "tools"), [('{"name": "mul", "arguments": {"a": 2}}', True),  # no such tool
-                                             ('{"name": "add", "arguments": {"a": 2, "b": 40}}', False),  # none offered
-                                             ('Use {"a": 2, "b": 40} with add.', True)])  # prose, not a call
-def test_text_that_is_not_a_call_to_an_offered_tool_stays_the_answer(server: ChatServer, text: str,
-                                                                     tools: bool) -> None:
+@pytest.mark.parametrize(("text", "tools"), [('{"name": "add", "arguments": {"a": 2, "b": 40}}', False),  # none offered
+                                             ('Use {"a": 2, "b": 40} with add.', True),  # prose, not a call
+                                             ('{"a": 2, "b": 40}', True)])  # JSON, not shaped as a call
+def test_text_that_is_not_a_call_stays_the_answer(server: ChatServer, text: str, tools: bool) -> None:
     server.reply(completion(text))
     reply = model_for(server).generate([Message.user("2+40?")], [add.spec()] if tools else []).message
     assert reply.content == text and not reply.tool_calls and reply.parse_error is None
+
+
+def test_a_text_call_to_a_tool_that_does_not_exist_is_a_parse_error_the_agent_returns(server: ChatServer) -> None:
+    """Small models invent tools ("sum_invoices_totals"): as with a local model, the run goes on with the
+    error in front of the model instead of ending with the call as its answer."""
+    invented = '```json\n{"name": "sum_numbers", "arguments": {"a": 2, "b": 40}}\n```'
+    server.reply(completion(invented))
+    server.reply(completion('{"name": "add", "arguments": {"a": 2, "b": 40}}'))
+    server.reply(completion("42"))
+    result = Agent(model_for(server), tools=[add]).run("2+40?")
+    assert result.answer == "42" and result.stop_reason == "final"
+    first = result.trajectory.messages[2]
+    assert first.parse_error and "sum_numbers" in first.parse_error and not first.tool_calls
+    assert "sum_numbers" in server.requests[1]["messages"][-1]["content"]  # the model was told
 
 
 def test_stream_text_and_tool_call_deltas_are_assembled(server: ChatServer) -> None:

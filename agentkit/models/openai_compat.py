@@ -135,9 +135,10 @@ def assistant_message(content: str, raw_calls: Sequence[tuple[str, str, str]], t
 
     Arguments are read leniently; a call whose arguments are unreadable makes the whole message a
     `parse_error` (its calls shown as text) so the model can correct itself. With native tools, a reply
-    that has no native call but whose text is a call to an offered tool (a ```json fence, bare JSON, or
-    `<tool_call>` tags the server's parser missed: small open models served by vLLM do this) is read as
-    that call; any other text stays the answer."""
+    that has no native call but whose text is a call (a ```json fence, bare JSON, or `<tool_call>` tags the
+    server's parser missed: small open models served by vLLM write these) is read as the text protocol reads
+    it: the call, or a `parse_error` when it names no offered tool or cannot be read; other text stays the
+    answer."""
     names = {_get(s.get("function", s), "name") for s in tools}
     if not native_tools:
         if not tools:
@@ -148,7 +149,9 @@ def assistant_message(content: str, raw_calls: Sequence[tuple[str, str, str]], t
         return Message.assistant(parsed.content if parsed.calls else content, parsed.calls)
     if not raw_calls and tools and content.strip():
         parsed = parse_tool_calls(content, names)
-        if parsed.calls and parsed.error is None:
+        if parsed.error:
+            return Message(role="assistant", content=content, parse_error=parsed.error)
+        if parsed.calls:
             return Message.assistant(parsed.content, parsed.calls)
     calls: list[ToolCall] = []
     errors: list[str] = []
