@@ -134,25 +134,17 @@ def assistant_message(content: str, raw_calls: Sequence[tuple[str, str, str]], t
     """Build the assistant message from text and raw (id, name, arguments-JSON) tool calls.
 
     Arguments are read leniently; a call whose arguments are unreadable makes the whole message a
-    `parse_error` (its calls shown as text) so the model can correct itself. With native tools, a reply
-    that has no native call but whose text is a call (a ```json fence, bare JSON, or `<tool_call>` tags the
-    server's parser missed: small open models served by vLLM write these) is read as the text protocol reads
-    it: the call, or a `parse_error` when it names no offered tool or cannot be read; other text stays the
-    answer."""
-    names = {_get(s.get("function", s), "name") for s in tools}
-    if not native_tools:
+    `parse_error` (its calls shown as text) so the model can correct itself. A reply without native calls
+    (the text protocol, or a server whose parser missed a call written as a ```json fence, bare JSON or
+    `<tool_call>` tags, as small open models served by vLLM write them) is read by the text protocol's
+    parser: its calls, or a `parse_error` when a call names no offered tool or cannot be read."""
+    if not native_tools or not raw_calls:
         if not tools:
             return Message.assistant(content)
-        parsed = parse_tool_calls(content, names)
+        parsed = parse_tool_calls(content, {_get(s.get("function", s), "name") for s in tools})
         if parsed.error:
             return Message(role="assistant", content=content, parse_error=parsed.error)
         return Message.assistant(parsed.content if parsed.calls else content, parsed.calls)
-    if not raw_calls and tools and content.strip():
-        parsed = parse_tool_calls(content, names)
-        if parsed.error:
-            return Message(role="assistant", content=content, parse_error=parsed.error)
-        if parsed.calls:
-            return Message.assistant(parsed.content, parsed.calls)
     calls: list[ToolCall] = []
     errors: list[str] = []
     for call_id, name, arguments in raw_calls:
