@@ -24,21 +24,15 @@ from typing import Any
 
 
 def score(env: Any, tasks: list[Any], build: Any, label: str, concurrency: int, log: Path) -> dict[str, Any]:
-    """One evaluation: successes with a Wilson interval, per-task outcome, minutes and tokens; the
-    trajectories go to `log` (JSONL)."""
+    """One evaluation summarised as `learn` summarises its own (`Score`); the trajectories go to `log`."""
     from agentkit.evaluation import EvalConfig, evaluate
-    from agentkit.training.learning.report import wilson_interval
+    from agentkit.training.learning.report import Score
 
     log.unlink(missing_ok=True)
     t0 = time.perf_counter()
     run = evaluate(env, EvalConfig(label, build), tasks=tasks, concurrency=concurrency, log=log)
-    wins = sum(r.success for r in run.results)
-    low, high = wilson_interval(wins, len(run.results))
-    return {"label": label, "tasks": len(run.results), "successes": wins, "ci": [round(low, 3), round(high, 3)],
-            "errors": sum(r.error is not None for r in run.results),
-            "minutes": round((time.perf_counter() - t0) / 60, 2),
-            "tokens": sum(r.input_tokens + r.output_tokens for r in run.results),
-            "per_task": {r.task_id: r.success for r in run.results}}
+    tokens = sum(r.input_tokens + r.output_tokens for r in run.results)
+    return Score.of(label, run, minutes=(time.perf_counter() - t0) / 60, tokens=tokens).model_dump(mode="json")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         n = bare["tasks"]
         gained = sorted(t for t, ok in learned["per_task"].items() if ok and not bare["per_task"].get(t))
         lost = sorted(t for t, ok in bare["per_task"].items() if ok and not learned["per_task"].get(t))
-        lines.append(f"| {set_name} (n={n}) | {bare['successes']}/{n} [{bare['ci'][0]:.0%}, {bare['ci'][1]:.0%}] | "
-                     f"{learned['successes']}/{n} [{learned['ci'][0]:.0%}, {learned['ci'][1]:.0%}] | "
+        lines.append(f"| {set_name} (n={n}) | {bare['successes']}/{n} [{bare['ci_low']:.0%}, {bare['ci_high']:.0%}] | "
+                     f"{learned['successes']}/{n} [{learned['ci_low']:.0%}, {learned['ci_high']:.0%}] | "
                      f"{100 * (learned['successes'] - bare['successes']) / n:+.1f} | {', '.join(gained) or '-'} | "
                      f"{', '.join(lost) or '-'} |")
     print("\n".join(lines))
