@@ -451,14 +451,15 @@ class Agent:
                         break
                     continue
 
-                # 3. A reply that only repeats answered calls is not run again (small models loop): it
-                #    gets the earlier results back, and the next reply must call a tool that finishes the
-                #    run when the agent has one; a second such reply in a row ends the run with them.
+                # 3. A reply that only repeats answered calls (or calls that keep failing the same way) is
+                #    not run again (small models loop): it gets the earlier results back, and the next reply
+                #    must call a tool that finishes the run when the agent has one; a second such reply in a
+                #    row ends the run with them.
                 results.update(messages)
                 if (repeated := results.repeats(reply, self._finishers)) is not None:
-                    if repeating:
-                        earlier = dict.fromkeys(results.earlier(c) or "" for c in reply.tool_calls)
-                        answer, stop_reason = "\n".join(earlier), "repeated_call"
+                    if repeating:  # the answer: the repeated calls' results (none for calls that failed)
+                        earlier = dict.fromkeys(r for c in reply.tool_calls if (r := results.earlier(c)) is not None)
+                        answer, stop_reason = ("\n".join(earlier) if earlier else None), "repeated_call"
                         output = answer if self._output is None else None
                         break
                     repeating = True

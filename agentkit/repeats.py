@@ -1,4 +1,4 @@
-"""Repeated calls: a reply that only asks again what this run already answered.
+"""Repeated calls: a reply that only asks again what this run already answered, or what already failed.
 
 Small models loop: given a tool's result they call the same tool with the same arguments again, step
 after step, until the step limit. The loop keeps the first result of every successful call (keyed by the
@@ -6,7 +6,12 @@ tool's name and its arguments) and, when a reply's calls are all repeats, does n
 gets its earlier result back with a request to answer or to go on to the request's next step (or, when
 the agent has tools that finish a run, to call one of them). If the very next reply repeats again, the run ends
 with stop_reason "repeated_call" and the repeated calls' results as its answer, one per line (the model has
-made clear that these results are what it has). A call that failed is not kept: trying it again is legitimate.
+made clear that these results are what it has).
+
+A call that failed may be tried again (the failure may have been transient). Once the same call has failed
+twice with the same error, though, a third try is a loop too (arguments a tool rejects, a query the
+database refuses): it is not run, it gets the error back with a request to change the call, and it counts
+as a repeat like the above (a run that ends on it has no answer).
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ REPEATED_CALL_FINISH = (
     "Do not call it again. If this result answers the request, call {finish} now to finish; "
     "otherwise call a different tool or change the arguments."
 )
+REPEATED_FAILURE = (
+    "Not run: this exact call of {name} has already failed {times} times with the same error:\n{error}\n"
+    "It would fail the same way again. Change its arguments or call another tool{finish}."
+)
+FAILURES_BEFORE_REFUSAL = 2
+"""Failures of one call (same arguments) with the same error, after which that call is not run again."""
 
 
 def call_key(call: ToolCall) -> str:
@@ -34,10 +45,12 @@ def call_key(call: ToolCall) -> str:
 
 
 class CallResults:
-    """The first successful result of each distinct call of a run, read from its messages as they grow."""
+    """The first successful result of each distinct call of a run, and how often each failed call failed the
+    same way, read from its messages as they grow."""
 
     def __init__(self) -> None:
         self._results: dict[str, str] = {}
+        self._failures: dict[str, tuple[str, int]] = {}  # call -> (its last error, failures with that error)
         self._calls: dict[str, ToolCall] = {}
         self._seen = 0  # messages read so far
 
@@ -47,8 +60,14 @@ class CallResults:
             if message.role == "assistant":
                 for call in message.tool_calls:
                     self._calls[call.id] = call
-            elif message.role == "tool" and not message.is_error and message.tool_call_id in self._calls:
-                self._results.setdefault(call_key(self._calls[message.tool_call_id]), message.content)
+            elif message.role == "tool" and message.tool_call_id in self._calls:
+                key = call_key(self._calls[message.tool_call_id])
+                if not message.is_error:
+                    self._results.setdefault(key, message.content)
+                    self._failures.pop(key, None)
+                elif not message.content.startswith("Not run: "):  # a refusal is not another failure
+                    error, times = self._failures.get(key, ("", 0))
+                    self._failures[key] = (message.content, times + 1 if error == message.content else 1)
         self._seen = len(messages)
 
     def earlier(self, call: ToolCall) -> str | None:
@@ -56,16 +75,25 @@ class CallResults:
         return self._results.get(call_key(call))
 
     def repeats(self, reply: Message, finish: Sequence[str] = ()) -> list[Message] | None:
-        """The observations that answer `reply` from earlier results when every one of its calls is a
-        repeat; None when any call is new (then the reply runs as usual). `finish` names the tools that
-        end a run (`final=True`): the observation then points at them instead of asking for text."""
-        earlier = [self._results.get(call_key(c)) for c in reply.tool_calls]
-        if not reply.tool_calls or any(r is None for r in earlier):
+        """The observations that answer `reply` without running it when every one of its calls is a repeat
+        (of a successful call, or of one that failed the same way `FAILURES_BEFORE_REFUSAL` times in a row);
+        None when any call is new (then the reply runs as usual). `finish` names the tools that end a run
+        (`final=True`): the observation then points at them instead of asking for text."""
+        if not reply.tool_calls:
             return None
         out = []
-        for call, result in zip(reply.tool_calls, earlier, strict=True):
+        for call in reply.tool_calls:
             others = [name for name in finish if name != call.name]
-            text = (REPEATED_CALL_FINISH.format(name=call.name, result=result, finish=" or ".join(others)) if others
-                    else REPEATED_CALL.format(name=call.name, result=result))
-            out.append(Message.tool(call, text))
+            key = call_key(call)
+            if (result := self._results.get(key)) is not None:
+                text = (REPEATED_CALL_FINISH.format(name=call.name, result=result, finish=" or ".join(others))
+                        if others else REPEATED_CALL.format(name=call.name, result=result))
+                out.append(Message.tool(call, text))
+                continue
+            error, times = self._failures.get(key, ("", 0))
+            if times < FAILURES_BEFORE_REFUSAL:
+                return None
+            then = f", or call {' or '.join(others)} with the best you have found" if others else ""
+            out.append(Message.tool(call, REPEATED_FAILURE.format(name=call.name, times=times, error=error,
+                                                                  finish=then), is_error=True))
         return out

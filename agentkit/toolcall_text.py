@@ -144,7 +144,7 @@ def _calls_from_text(
         if strict and tool_names is not None and call.name not in tool_names:
             if tool_names and isinstance(item, dict) and any(k in item for k in _ARG_KEYS) and len(item) <= 3:
                 known = ", ".join(sorted(tool_names)) or "none"
-                return [], f"there is no tool named {call.name!r}; call one of: {known}. {_HINT}"
+                return [], f"there is no tool named {call.name!r}; call one of: {known}"
             return [], None
         calls.append(call)
     return calls, None

@@ -316,6 +316,27 @@ def _format_validation_error(tool_name: str, exc: ValidationError) -> str:
     return f"Invalid arguments for {tool_name}: " + "; ".join(problems)
 
 
+def parameter_list(t: Tool) -> str:
+    """The tool's parameters in a line, from its spec: `table (string, required), limit (integer)`."""
+    params = t.spec()["function"].get("parameters") or {}
+    props: dict[str, Any] = params.get("properties") or {}
+    if not props:
+        return "no arguments"
+    required = set(params.get("required") or ())
+
+    def kind(schema: Any) -> str:
+        if not isinstance(schema, dict):
+            return "any"
+        if "type" in schema:
+            types = schema["type"]
+            return " or ".join(map(str, types)) if isinstance(types, list) else str(types)
+        options = schema.get("anyOf") or schema.get("oneOf") or []
+        return " or ".join(dict.fromkeys(kind(o) for o in options)) or "any"
+
+    return ", ".join(f"{name} ({kind(schema)}{', required' if name in required else ''})"
+                     for name, schema in props.items())
+
+
 class ToolRunner:
     """Runs validated tool calls with time limits, in parallel when several come at once.
 
@@ -376,7 +397,8 @@ class ToolRunner:
         try:
             return t, t.validate(arguments)
         except ValidationError as exc:
-            return ToolOutcome(_format_validation_error(t.name, exc), is_error=True)
+            takes = f"{t.name} takes {parameter_list(t)}"  # what the model should have sent
+            return ToolOutcome(f"{_format_validation_error(t.name, exc)}. {takes}.", is_error=True)
 
 
 def _run_inline(t: Tool, kwargs: dict[str, Any]) -> ToolOutcome:

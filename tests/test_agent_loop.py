@@ -292,6 +292,64 @@ def test_a_repeat_then_an_answer_is_a_normal_run_and_failed_calls_may_be_retried
     assert result.stop_reason == "final" and result.answer == "8"
 
 
+def test_a_call_that_failed_twice_the_same_way_is_not_run_a_third_time() -> None:
+    ran: list[str] = []
+
+    @tool
+    def lookup(table: str) -> str:
+        """Describe a table."""
+        ran.append(table)
+        raise ValueError(f"no such table: {table}")
+
+    script = [call("lookup", table="Trak")] * 4 + ["never asked"]
+    result = Agent(ScriptedModel(script), tools=[lookup]).run("describe Track")
+    assert ran == ["Trak", "Trak"]  # tried again once (it could have been transient), then not run
+    third = [m for m in result.trajectory.messages if m.role == "tool"][2]
+    assert third.is_error and third.content.startswith("Not run: this exact call of lookup has already failed 2 times")
+    assert "no such table: Trak" in third.content
+    assert result.stop_reason == "repeated_call" and result.answer is None  # a failure is no answer
+
+
+def test_after_a_refused_failing_call_the_next_reply_must_finish_and_other_calls_still_run() -> None:
+    ran: list[str] = []
+
+    @tool
+    def run_query(sql: str) -> str:
+        """Run a query."""
+        ran.append(sql)
+        if "Trak" in sql:
+            raise ValueError("no such table: Trak")
+        return "3503"
+
+    @tool(final=True)
+    def confirm(sql: str) -> str:
+        """Confirm the final query; ends the run."""
+        return f"confirmed {sql}"
+
+    bad, good = "SELECT COUNT(*) FROM Trak", "SELECT COUNT(*) FROM Track"
+    model = ScriptedModel([call("run_query", sql=bad), call("run_query", sql=bad), call("run_query", sql=bad),
+                           call("run_query", sql=good), call("confirm", sql=good), "never asked"])
+    result = Agent(model, tools=[run_query, confirm]).run("How many tracks?")
+    assert ran == [bad, bad, good]
+    assert [s.tool_choice if s else None for s in model.settings] == [None, None, None, "confirm", None]
+    refused = [m.content for m in result.trajectory.messages if m.role == "tool"][2]
+    assert "or call confirm with the best you have found" in refused
+    assert result.stop_reason == "final" and result.answer == f"confirmed {good}"
+
+
+def test_failures_with_different_errors_are_each_tried() -> None:
+    attempts: list[int] = []
+
+    @tool
+    def busy(x: int) -> int:
+        """Fails with a new message each time."""
+        attempts.append(x)
+        raise RuntimeError(f"busy, attempt {len(attempts)}")
+
+    result = Agent(ScriptedModel([call("busy", x=1)] * 4 + ["gave up"]), tools=[busy]).run("go")
+    assert attempts == [1, 1, 1, 1] and result.answer == "gave up"
+
+
 def test_run_context_joins_the_system_prompt_but_not_the_task() -> None:
     model = ScriptedModel(["done", "done again"])
     agent = Agent(model, instructions="Be brief.")

@@ -86,7 +86,7 @@ def test_corpus(text: str, expected: list[tuple[str, dict]], error: bool) -> Non
     out = parse_tool_calls(text, NAMES)
     assert [(c.name, c.arguments) for c in out.calls] == expected
     assert (out.error is not None) == error
-    if error:
+    if error and "no tool named" not in out.error:
         assert "<tool_call>" in out.error  # the hint shows the model the right format
 
 
@@ -94,6 +94,7 @@ def test_an_invented_tool_is_named_with_the_real_ones() -> None:
     out = parse_tool_calls('{"name": "count_tracks", "arguments": {}}', {"run_query", "confirm_answer"})
     assert out.error is not None and "no tool named 'count_tracks'" in out.error
     assert "confirm_answer, run_query" in out.error
+    assert "TOOL_NAME" not in out.error  # the call was readable; small models copy a placeholder literally
     assert parse_tool_calls('{"name": "count_tracks", "arguments": {}}', set()).error is None  # no tools: an answer
 
 

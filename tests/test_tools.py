@@ -125,6 +125,7 @@ def test_validation_errors_and_exceptions_become_error_outcomes() -> None:
     ])
     assert bad_type.is_error and "Invalid arguments for div" in bad_type.content and "a:" in bad_type.content
     assert extra.is_error and "c:" in extra.content
+    assert extra.content.endswith("div takes a (integer, required), b (integer, required).")  # what to call it with
     assert missing.is_error and "b:" in missing.content
     assert crash.is_error and "ZeroDivisionError" in crash.content
     assert not ok.is_error and ok.content == "0.25"
@@ -206,3 +207,4 @@ def test_a_tool_can_take_its_json_schema_as_given() -> None:
     assert ok.content == "sunny" and not ok.is_error and seen == [{"city": "Oslo", "days": 2}]
     assert missing.is_error and "Invalid arguments for forecast" in missing.content and "city" in missing.content
     assert unknown.is_error and "hours" in unknown.content
+    assert "forecast takes city (string, required), days (integer)." in unknown.content  # a schema as given
