@@ -55,7 +55,8 @@ def register(app: typer.Typer) -> None:
         heldout_fraction: float = typer.Option(0.3, "--heldout-fraction", help="Share of tasks held out."),
         validation: float = typer.Option(0.25, "--validation", min=0.0, max=0.9, help="Share of the train tasks "
                                          "no method learns from: a method is set aside when the agent with it "
-                                         "solves fewer of them than without it (0: no check)."),
+                                         "solves fewer of them than without it, or no more for skills, notes and "
+                                         "rl (0: no check)."),
         unseen_db: str | None = typer.Option(None, "--unseen-db", help="A database never learned on (sql): "
                                              "'clinic' (shipped) or a file with --unseen-tasks."),
         unseen_tasks: Path | None = typer.Option(None, "--unseen-tasks", help="Questions of --unseen-db."),

@@ -477,6 +477,38 @@ def test_a_method_that_hurts_on_validation_is_set_aside(tmp_path: Path) -> None:
     assert learned_on and not learned_on & set(report.validation_tasks)
 
 
+class SkillsChangeNothing(HarmfulSkills):
+    """Solves every task by itself, shown a skill or not."""
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+        answer = LearningScript.reply(self, messages, tools)
+        if isinstance(answer, Message) and answer.tool_calls:
+            user = next(m.content for m in messages if m.role == "user")
+            task = next(p for p in sorted(self.gold, key=len, reverse=True) if p in user)
+            return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": self.gold[task]})])
+        return answer
+
+
+def test_on_a_validation_tie_skills_are_set_aside_and_pacing_is_kept(tmp_path: Path) -> None:
+    env = clinic(26)
+    report = learn(env, SkillsChangeNothing([env]), budget="4ep", methods=("skills",), out=tmp_path / "skills",
+                   seed=0, **{**OPTIONS, "train_temperature": 0.0})
+    before, with_skills = report.validation
+    assert before.successes == with_skills.successes == 4  # skills were shown, and changed nothing
+    assert "(a method that changes every run must solve more to be kept)" in report.details["skills"]["set_aside"]
+    assert "skills" not in report.artefacts
+
+    train, held = split_tasks(env.tasks(), 0.3, seed=0)
+    learning, check = validation_split(train, 0.25, seed=0)
+    model = LoopingScript(env, {t.id for t in held} | {learning[0].id})  # validation tasks never loop
+    report = learn(env, model, budget="40ep", methods=("pacing",), out=tmp_path / "pacing", seed=0, max_steps=5)
+    assert set(report.validation_tasks) == {t.id for t in check}
+    before, with_pacing = report.validation
+    assert before.successes == with_pacing.successes == len(check)
+    assert "set_aside" not in report.details["pacing"] and report.artefacts["pacing"].endswith("pacing.json")
+    assert report.after.successes == len(held)  # and it ends the held-out loops
+
+
 def test_a_method_that_helps_on_validation_is_kept(tmp_path: Path) -> None:
     env = clinic(26)
     script = LearningScript([env])

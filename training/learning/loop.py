@@ -9,7 +9,8 @@
 
 Phases, in order: split → before (held-out, and the unseen set) → one learning phase per method, each
 followed by a check on validation tasks (a seeded share of the train split that no method learns from:
-what a method learned is set aside when the agent with it solves fewer of them than without it) and a
+what a method learned is set aside when the agent with it solves fewer of them than without it, or no more
+for a method that changes every run: skills, notes, rl) and a
 held-out evaluation with everything kept so far → after on the unseen set. Every
 evaluation decodes greedily and runs on frozen copies of the learned skills and notes, so it can teach
 the artefacts nothing; held-out tasks never reach a learner (their ids are checked against every
@@ -45,6 +46,7 @@ from agentkit.training.learning.methods import (
     NotesAnalyst,
     RLLearner,
     frozen_copy,
+    learner_class,
     make_learner,
     open_notes,
     open_skills,
@@ -172,7 +174,8 @@ def learn(
             seeded `heldout_fraction` of env's tasks.
         validation: the share of the train split kept from learning to check each method on: what a method
             learned is set aside (kept in `out`, not used) when the agent with it solves fewer validation
-            tasks than without it. 0 turns the check off, as does a train split too small for
+            tasks than without it (or no more, for skills, notes and rl, which change every run; see
+            `Learner.keeps_on_tie`). 0 turns the check off, as does a train split too small for
             MIN_VALIDATION tasks on each side.
         unseen: an environment never used for learning (e.g. another database), measured before and after.
         resume: continue the run saved in `out` (its settings must match).
@@ -238,9 +241,11 @@ def learn(
         if check:
             trial = run.evaluate(f"validation-{method}", env, check, artefacts=[*kept, method])
             without = Score.model_validate(state["scores"][base])
-            if trial.successes < without.successes:
+            if trial.successes < without.successes + (0 if learner_class(method).keeps_on_tie else 1):
                 why = (f"{method} set aside: with it the agent solved {trial.successes} of {len(check)} validation "
-                       f"tasks, {without.successes} without")
+                       f"tasks, {without.successes} without"
+                       + ("" if trial.successes < without.successes else " (a method that changes every run must "
+                          "solve more to be kept)"))
                 state["set_aside"][method] = why
                 run.repeat(label, last, why=why)
                 continue

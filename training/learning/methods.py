@@ -193,6 +193,10 @@ class Learner:
     share is spent or `finished` says there is nothing left to learn."""
 
     name = ""
+    keeps_on_tie = False
+    """Whether the method is kept when the validation check is a tie (as many solved with it as without).
+    A method that changes every run (context in every prompt, new weights) must solve more to be kept; one
+    that acts only on runs going past what successful runs needed (pacing) is kept unless it solves fewer."""
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One step of learning from new train episodes; the trajectories it played. `progress` is the
@@ -331,6 +335,7 @@ class PacingLearner(Learner):
     bare episodes until the run holds one per train task, refitted after each step; saved to OUT/pacing.json."""
 
     name = "pacing"
+    keeps_on_tie = True
 
     def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
         self.ctx = ctx
@@ -466,17 +471,23 @@ class RLLearner(Learner):
         return None
 
 
+def learner_class(method: str) -> type[Learner]:
+    """The learner class of `method` (skills, notes, pacing or rl)."""
+    classes: dict[str, type[Learner]] = {"skills": SkillsLearner, "notes": NotesLearner, "pacing": PacingLearner,
+                                         "rl": RLLearner}
+    if method not in classes:
+        raise ValueError(f"unknown learning method {method!r}; choose from {', '.join(METHODS)}")
+    return classes[method]
+
+
 def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, resume: bool) -> Learner:
     """The learner of `method` (skills, notes, pacing or rl); `progress` is its saved position."""
-    if method == "skills":
-        return SkillsLearner(ctx)
-    if method == "notes":
-        return NotesLearner(ctx)
-    if method == "pacing":
+    cls = learner_class(method)
+    if cls is PacingLearner:
         return PacingLearner(ctx, progress)
-    if method == "rl":
+    if cls is RLLearner:
         return RLLearner(ctx, resume=resume)
-    raise ValueError(f"unknown learning method {method!r}; choose from {', '.join(METHODS)}")
+    return cls(ctx)  # type: ignore[call-arg]
 
 
 def reapply_adapter(model: Any, adapter: Path) -> None:

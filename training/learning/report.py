@@ -224,7 +224,8 @@ def html_report(report: LearningReport) -> str:
     if report.validation:
         out.append(f"<h2>Validation ({len(report.validation_tasks)} train tasks no method learned from)</h2><p>After "
                    "each method the agent with it is checked on these; a method with which it solves fewer than "
-                   "without is set aside.</p><table><tr><th>evaluation</th><th>success</th></tr>")
+                   "without (or no more, for skills, notes and rl, which change every run) is set aside.</p>"
+                   "<table><tr><th>evaluation</th><th>success</th></tr>")
         for s in report.validation:
             out.append(f"<tr><td>{e(s.label)}</td><td>{s.successes}/{s.tasks} ({_pct(s.success_rate)})</td></tr>")
         out.append("</table>")
