@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notes-threshold", type=float, default=0.4)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--heldout-only", action="store_true", help="skip the unseen clinic database")
+    parser.add_argument("--skip", nargs="*", default=[], metavar="LABEL",
+                        help="evaluations not to run, e.g. held-out-bare (measured already)")
     parser.add_argument("--out", type=Path, default=Path("bench-out/transfer.json"))
     args = parser.parse_args(argv)
     args.out.with_suffix("").mkdir(parents=True, exist_ok=True)  # the trajectories, beside the JSON
@@ -61,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = json.loads((args.run / "summary.json").read_text())
     if summary["environment"] != "sql-chinook":
         raise SystemExit(f"{args.run} learned on {summary['environment']}; this benchmark takes sql-chinook runs")
-    kept = summary["artefacts"]
+    # Artefact paths are as the learn run wrote them (relative to where it ran): else found in the run folder.
+    kept = {m: str(f if Path(f).exists() else args.run / Path(f).name) for m, f in summary["artefacts"].items()}
 
     def rows(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -93,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             for set_name, env, tasks in sets:
                 for with_artefacts in (False, True):
                     label = f"{set_name}-{'learned' if with_artefacts else 'bare'}"
+                    if label in args.skip:
+                        continue
                     extensions: list[Any] = []
                     if with_artefacts and "skills" in kept:
                         extensions.append(open_skills(frozen_copy(Path(kept["skills"]), Path(scratch) / label / "s"),
@@ -118,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"{name}, artefacts of {args.run} ({', '.join(sorted(kept)) or 'none kept'})", "",
              "| tasks | bare | with the learned artefacts | Δ (points) | gained | lost |", "|---|---|---|---|---|---|"]
     for set_name, _, _ in sets:
+        if f"{set_name}-bare" not in result["sets"] or f"{set_name}-learned" not in result["sets"]:
+            continue  # one side skipped
         bare, learned = result["sets"][f"{set_name}-bare"], result["sets"][f"{set_name}-learned"]
         n = bare["tasks"]
         gained = sorted(t for t, ok in learned["per_task"].items() if ok and not bare["per_task"].get(t))
