@@ -63,9 +63,6 @@ DEFAULT_INSTRUCTIONS = (
     "reply with it directly and concisely."
 )
 
-PLAIN_ANSWER = "If none of the tools fits the request, answer it in plain text instead."
-"""Added to a parse error when the agent has no finishing tool (a text reply is then an answer)."""
-
 
 @dataclass
 class RunResult:
@@ -437,10 +434,7 @@ class Agent:
                 # 2. No tool call: the reply is the answer (unless it was an unreadable call, or a typed
                 #    output was asked for and the text is not one).
                 if reply.parse_error:
-                    # Without a finishing tool a text reply is an answer: say so (small models invent a tool
-                    # named after the answer, "sky_color", and call it again and again).
-                    text = f"Your tool call could not be parsed: {reply.parse_error}"
-                    messages.append(Message.user(text if self._finishers else f"{text}. {PLAIN_ANSWER}"))
+                    messages.append(Message.user(f"Your tool call could not be parsed: {reply.parse_error}"))
                     continue
                 if not reply.tool_calls:
                     if self._output is None:

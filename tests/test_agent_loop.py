@@ -292,23 +292,6 @@ def test_a_repeat_then_an_answer_is_a_normal_run_and_failed_calls_may_be_retried
     assert result.stop_reason == "final" and result.answer == "8"
 
 
-def test_a_call_to_an_invented_tool_is_told_that_a_plain_answer_is_allowed_unless_a_tool_must_finish() -> None:
-    invented = '{"name": "sky_color", "arguments": {"color": "blue"}}'
-    result = Agent(ScriptedModel([invented, "Blue."], text_tools=True), tools=[add]).run("What colour is the sky?")
-    feedback = result.trajectory.messages[3]
-    assert feedback.role == "user" and "no tool named 'sky_color'" in feedback.content
-    assert "answer it in plain text" in feedback.content and result.answer == "Blue."
-
-    @tool(final=True)
-    def confirm(answer: str) -> str:
-        """Give the final answer; ends the run."""
-        return answer
-
-    model = ScriptedModel([invented, call("confirm", answer="blue")], text_tools=True)
-    result = Agent(model, tools=[add, confirm]).run("What colour is the sky?")
-    assert "plain text" not in result.trajectory.messages[3].content and result.answer == "blue"
-
-
 def test_a_call_that_failed_twice_the_same_way_is_not_run_a_third_time() -> None:
     ran: list[str] = []
 
