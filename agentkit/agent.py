@@ -46,7 +46,7 @@ from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, T
 from agentkit.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
 from agentkit.planners import resolve_planner
 from agentkit.records import TOOLS_OFFERED
-from agentkit.repeats import CallResults
+from agentkit.repeats import NOT_RUN, CallResults
 from agentkit.retry import call_with_retries, stream_with_retries
 from agentkit.rewards import RewardFn
 from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
@@ -476,7 +476,7 @@ class Agent:
                 #    next reply must call a finishing tool when the agent has one.
                 if guards and (reason := self._declined(guards, run, reply)) is not None:
                     for call in reply.tool_calls:
-                        observation = Message.tool(call, f"Not run: {reason}", is_error=True)
+                        observation = Message.tool(call, f"{NOT_RUN}{reason}", is_error=True)
                         messages.append(observation)
                         yield ToolStarted(call)
                         yield ToolFinished(call, observation, 0.0)

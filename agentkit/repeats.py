@@ -31,8 +31,10 @@ REPEATED_CALL_FINISH = (
     "Do not call it again. If this result answers the request, call {finish} now to finish; "
     "otherwise call a different tool or change the arguments."
 )
+NOT_RUN = "Not run: "
+"""How an observation of a call the loop did not run begins (a refused repeat, a reply a guard declined)."""
 REPEATED_FAILURE = (
-    "Not run: this exact call of {name} has already failed {times} times with the same error:\n{error}\n"
+    NOT_RUN + "this exact call of {name} has already failed {times} times with the same error:\n{error}\n"
     "It would fail the same way again. Change its arguments or call another tool{finish}."
 )
 FAILURES_BEFORE_REFUSAL = 2
@@ -65,7 +67,7 @@ class CallResults:
                 if not message.is_error:
                     self._results.setdefault(key, message.content)
                     self._failures.pop(key, None)
-                elif not message.content.startswith("Not run: "):  # a refusal is not another failure
+                elif not message.content.startswith(NOT_RUN):  # not run: not another failure
                     error, times = self._failures.get(key, ("", 0))
                     self._failures[key] = (message.content, times + 1 if error == message.content else 1)
         self._seen = len(messages)
@@ -76,7 +78,7 @@ class CallResults:
 
     def repeats(self, reply: Message, finish: Sequence[str] = ()) -> list[Message] | None:
         """The observations that answer `reply` without running it when every one of its calls is a repeat
-        (of a successful call, or of one that failed the same way `FAILURES_BEFORE_REFUSAL` times in a row);
+        (of a successful call, or of one that failed `FAILURES_BEFORE_REFUSAL` times with the same error);
         None when any call is new (then the reply runs as usual). `finish` names the tools that end a run
         (`final=True`): the observation then points at them instead of asking for text."""
         if not reply.tool_calls:
