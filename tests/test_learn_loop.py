@@ -448,7 +448,10 @@ def test_validation_is_a_seeded_share_of_train_and_off_when_too_small() -> None:
 
 class HarmfulSkills(LearningScript):
     """Solves every task greedily by itself, and copies a wrong query whenever a learned skill is shown:
-    the way the 0.5B default model copies a skill learned on a question that reads alike."""
+    the way the 0.5B default model copies a skill learned on a question that reads alike (with `harmful`
+    False, a skill shown changes nothing)."""
+
+    harmful = True
 
     def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
         answer = super().reply(messages, tools)
@@ -456,7 +459,7 @@ class HarmfulSkills(LearningScript):
             shown = SKILL_MARK in "\n".join(m.content for m in messages)
             task = next(p for p in sorted(self.gold, key=len, reverse=True)
                         if p in next(m.content for m in messages if m.role == "user"))
-            sql = "SELECT 0" if shown else self.gold[task]
+            sql = "SELECT 0" if shown and self.harmful else self.gold[task]
             return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": sql})])
         return answer
 
@@ -480,13 +483,7 @@ def test_a_method_that_hurts_on_validation_is_set_aside(tmp_path: Path) -> None:
 class SkillsChangeNothing(HarmfulSkills):
     """Solves every task by itself, shown a skill or not."""
 
-    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
-        answer = LearningScript.reply(self, messages, tools)
-        if isinstance(answer, Message) and answer.tool_calls:
-            user = next(m.content for m in messages if m.role == "user")
-            task = next(p for p in sorted(self.gold, key=len, reverse=True) if p in user)
-            return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": self.gold[task]})])
-        return answer
+    harmful = False
 
 
 def test_on_a_validation_tie_skills_are_set_aside_and_pacing_is_kept(tmp_path: Path) -> None:

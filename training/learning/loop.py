@@ -241,11 +241,11 @@ def learn(
         if check:
             trial = run.evaluate(f"validation-{method}", env, check, artefacts=[*kept, method])
             without = Score.model_validate(state["scores"][base])
-            if trial.successes < without.successes + (0 if learner_class(method).keeps_on_tie else 1):
+            tie = trial.successes == without.successes
+            if trial.successes < without.successes or (tie and not learner_class(method).keeps_on_tie):
                 why = (f"{method} set aside: with it the agent solved {trial.successes} of {len(check)} validation "
                        f"tasks, {without.successes} without"
-                       + ("" if trial.successes < without.successes else " (a method that changes every run must "
-                          "solve more to be kept)"))
+                       + (" (a method that changes every run must solve more to be kept)" if tie else ""))
                 state["set_aside"][method] = why
                 run.repeat(label, last, why=why)
                 continue
