@@ -46,7 +46,7 @@ from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, T
 from agentkit.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
 from agentkit.planners import resolve_planner
 from agentkit.records import TOOLS_OFFERED
-from agentkit.repeats import NOT_RUN, CallResults
+from agentkit.repeats import NOT_RUN, CallResults, uses_results
 from agentkit.retry import call_with_retries, stream_with_retries
 from agentkit.rewards import RewardFn
 from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
@@ -394,7 +394,11 @@ class Agent:
         pending: list[ToolCall] = []
         results = CallResults()  # to answer repeated calls from (see agentkit.repeats)
         repeating = False
-        settings = self.settings  # this step's: a repeat may make the next reply call a finishing tool
+        last_parse_error: str | None = None
+        repeated_results = ""
+        loops: set[int] = set()  # indexes of the messages of repeated, unreadable or declined replies and
+        # of what they got back
+        settings = self.settings  # this step's: a repeat may make the next reply finish (see _finishing)
         specs = self._offered_specs(run)
         guards = [e for e in self.extensions if isinstance(e, Guard)]  # looked up once per run, not per step
         while True:
@@ -405,27 +409,31 @@ class Agent:
                 if steps >= self.max_steps:
                     break
                 steps += 1
-                # 1. Ask the model.
+                # 1. Ask the model. A reply that must answer in text sees the run without its loops (the
+                #    repeated and unreadable replies and what they got back): small models copy those.
+                prompt = messages
+                if settings.tool_choice == "none" and loops:
+                    prompt = [m for i, m in enumerate(messages) if i not in loops]
                 t0 = time.perf_counter()
                 span = trace.start_model_call(self.model, settings) if trace is not None else None
                 try:
                     if streaming:
                         response = None
-                        for item in self._stream_model(messages, specs, settings):
+                        for item in self._stream_model(prompt, specs, settings):
                             if isinstance(item, TextDelta):
                                 yield ModelText(item.text, "act")
                             else:
                                 response = item
                         assert response is not None
                     else:
-                        response = self._call_model(self.model, messages, specs, settings)
+                        response = self._call_model(self.model, prompt, specs, settings)
                 except BaseException as exc:
                     if span is not None:
                         trace.end_model_call(span, None, exc)  # type: ignore[union-attr]
                     raise
                 if span is not None:
                     trace.end_model_call(span, response)  # type: ignore[union-attr]
-                reply, settings = response.message, self.settings
+                reply, asked, settings = response.message, settings.tool_choice, self.settings
                 turn = trajectory.add_turn(reply, phase=self._phase_of(reply), tokens=response.tokens,
                                            usage=response.usage, duration_s=time.perf_counter() - t0)
                 messages.append(reply)
@@ -434,12 +442,21 @@ class Agent:
                 # 2. No tool call: the reply is the answer (unless it was an unreadable call, or a typed
                 #    output was asked for and the text is not one).
                 if reply.parse_error:
+                    loops.update((len(messages) - 1, len(messages)))
                     messages.append(Message.user(f"Your tool call could not be parsed: {reply.parse_error}"))
+                    if reply.parse_error == last_parse_error:  # the same unreadable call twice: a loop too
+                        settings = self._finishing()
+                    last_parse_error = reply.parse_error
                     continue
+                last_parse_error = None
                 if not reply.tool_calls:
                     if self._output is None:
                         answer = output = reply.content
                         stop_reason = "final"
+                        if repeating and not (answer.strip() and uses_results(answer, results.texts())):
+                            # asked to answer after repeats, it said nothing, or nothing of what the run found
+                            answer = output = repeated_results or None
+                            stop_reason = "repeated_call"
                         break
                     ok, output = self._typed_text(reply, turn.index, trajectory)
                     if ok:
@@ -452,19 +469,23 @@ class Agent:
                     continue
 
                 # 3. A reply that only repeats answered calls (or calls that keep failing the same way) is
-                #    not run again (small models loop): it gets the earlier results back, and the next reply
-                #    must call a tool that finishes the run when the agent has one; a second such reply in a
-                #    row ends the run with them.
+                #    not run again (small models loop): it gets the earlier results back. With a tool that
+                #    finishes the run, the next reply must call it; without, a second such reply in a row
+                #    makes the next one answer in text (no tools offered). A repeat after that ends the run
+                #    with the repeated calls' results.
                 results.update(messages)
                 if (repeated := results.repeats(reply, self._finishers)) is not None:
-                    if repeating:  # the answer: the repeated calls' results (none for calls that failed)
-                        earlier = dict.fromkeys(r for c in reply.tool_calls if (r := results.earlier(c)) is not None)
-                        answer, stop_reason = ("\n".join(earlier) if earlier else None), "repeated_call"
+                    # the repeated calls' results, one per line (none for calls that failed)
+                    repeated_results = "\n".join(dict.fromkeys(
+                        r for c in reply.tool_calls if (r := results.earlier(c)) is not None))
+                    if repeating and (self._finishers or asked == "none" or steps >= self.max_steps):
+                        answer, stop_reason = repeated_results or None, "repeated_call"  # they are the answer
                         output = answer if self._output is None else None
                         break
+                    if (self._finishers or repeating) and reply.tool_calls[-1].name not in self._finishers:
+                        settings = self._finishing()
                     repeating = True
-                    if self._finishers and reply.tool_calls[-1].name not in self._finishers:
-                        settings = replace(self.settings, tool_choice=self._finishers[0])
+                    loops.update(range(len(messages) - 1, len(messages) + len(repeated)))
                     for call, observation in zip(reply.tool_calls, repeated, strict=True):
                         messages.append(observation)
                         yield ToolStarted(call)
@@ -473,15 +494,15 @@ class Agent:
                 repeating = False
 
                 # 4. A guard (learned pacing) may decline the reply: each call gets the reason back, and the
-                #    next reply must call a finishing tool when the agent has one.
+                #    next reply must finish (see _finishing).
                 if guards and (reason := self._declined(guards, run, reply)) is not None:
+                    loops.update(range(len(messages) - 1, len(messages) + len(reply.tool_calls)))
                     for call in reply.tool_calls:
                         observation = Message.tool(call, f"{NOT_RUN}{reason}", is_error=True)
                         messages.append(observation)
                         yield ToolStarted(call)
                         yield ToolFinished(call, observation, 0.0)
-                    if self._finishers:
-                        settings = replace(self.settings, tool_choice=self._finishers[0])
+                    settings = self._finishing()
                     continue
 
                 # 5. Calls that need approval pause the run before any call of this reply runs.
@@ -530,6 +551,11 @@ class Agent:
         if trace is not None:
             trace.end(trajectory)
         yield RunFinished(RunResult(answer, trajectory, output=output))
+
+    def _finishing(self) -> GenerationSettings:
+        """Settings for a reply that must end a loop: it calls the agent's first finishing tool when it has
+        one (`final=True`, or typed output's `final_result`), else it answers in text (no tools offered)."""
+        return replace(self.settings, tool_choice=self._finishers[0] if self._finishers else "none")
 
     def _run_calls(self, reply: Message, decisions: dict[str, Decision], trajectory: Trajectory,
                    trace: RunSpans | None) -> Generator[Event, None, _CallsEnded | None]:

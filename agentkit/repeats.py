@@ -3,10 +3,13 @@
 Small models loop: given a tool's result they call the same tool with the same arguments again, step
 after step, until the step limit. The loop keeps the first result of every successful call (keyed by the
 tool's name and its arguments) and, when a reply's calls are all repeats, does not run them again: each
-gets its earlier result back with a request to answer or to go on to the request's next step (or, when
-the agent has tools that finish a run, to call one of them). If the very next reply repeats again, the run ends
+gets its earlier result back. When the agent has tools that finish a run, the next reply must call one of
+them. Without one, the model is asked to answer or go on to the request's next step; if it repeats again, the
+next reply is asked with no tools offered (`tool_choice="none"`), on the run without its repeated replies
+(small models copy them), so it answers in text from the results it has. When the run cannot go on (a
+finishing tool was forced, the reply without tools repeated anyway, or the step limit is reached), it ends
 with stop_reason "repeated_call" and the repeated calls' results as its answer, one per line (the model has
-made clear that these results are what it has).
+made clear that these results are what it has); so does an empty reply without tools.
 
 A call that failed may be tried again (the failure may have been transient). Once the same call has failed
 twice with the same error, though, a third try is a loop too (arguments a tool rejects, a query the
@@ -17,6 +20,7 @@ as a repeat like the above (a run that ends on it has no answer).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from agentkit.messages import Message, ToolCall
@@ -72,6 +76,10 @@ class CallResults:
                     self._failures[key] = (message.content, times + 1 if error == message.content else 1)
         self._seen = len(messages)
 
+    def texts(self) -> list[str]:
+        """Every distinct successful result of the run so far."""
+        return list(self._results.values())
+
     def earlier(self, call: ToolCall) -> str | None:
         """The first successful result of a call like `call`, if there was one."""
         return self._results.get(call_key(call))
@@ -99,3 +107,17 @@ class CallResults:
             out.append(Message.tool(call, REPEATED_FAILURE.format(name=call.name, times=times, error=error,
                                                                   finish=then), is_error=True))
         return out
+
+
+_SALIENT = re.compile(r"[^\W_]*\d[^\W_]*|[^\W\d_]{3,}")  # numbers (and words with digits), words of 3+ letters
+_THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3})")
+
+
+def uses_results(answer: str, results: Sequence[str]) -> bool:
+    """Whether `answer` mentions something of `results` (a number or a word of three letters or more, case
+    and thousands separators aside); True when there are no results to use. A small model made to answer
+    after a loop sometimes replies "Great! Thank you for providing the response." at a sampling
+    temperature: such an answer is replaced by the results themselves."""
+    words = {w.lower() for r in results for w in _SALIENT.findall(_THOUSANDS.sub("", r))}
+    text = _THOUSANDS.sub("", answer).lower()
+    return not words or any(w in text for w in words)

@@ -11,6 +11,7 @@ from agentkit import Agent, Message, tool
 from agentkit.events import ContextAdded, ModelText, ModelTurn, PhaseStarted, RunFinished, ToolFinished, ToolStarted
 from agentkit.extensions import Instructions
 from agentkit.models.protocol import ModelResponse, TransientModelError
+from agentkit.repeats import uses_results
 from agentkit.testing import FunctionModel, ScriptedModel, ScriptExhausted, call, calls
 from agentkit.trajectory import read_jsonl
 
@@ -226,7 +227,7 @@ def test_samples_majority_vote_and_chooser() -> None:
         Agent(FunctionModel(lambda m, t: "x"), samples=0)
 
 
-def test_a_repeated_call_is_answered_from_its_result_and_a_second_repeat_ends_the_run() -> None:
+def test_a_repeated_call_is_answered_from_its_result_and_a_repeat_without_tools_ends_the_run() -> None:
     ran: list[int] = []
 
     @tool
@@ -235,13 +236,92 @@ def test_a_repeated_call_is_answered_from_its_result_and_a_second_repeat_ends_th
         ran.append(a * b)
         return a * b
 
-    script = [call("mul", a=17, b=23), call("mul", a=17, b=23), call("mul", a=17, b=23), "never asked"]
-    result = Agent(ScriptedModel(script), tools=[mul]).run("17 * 23?")
+    model = ScriptedModel([call("mul", a=17, b=23)] * 4 + ["never asked"])
+    result = Agent(model, tools=[mul]).run("17 * 23?")
     assert ran == [391]  # the tool ran once
     observations = [m.content for m in result.trajectory.messages if m.role == "tool"]
     assert observations[0] == "391" and "already called mul" in observations[1] and "391" in observations[1]
+    # the second repeat in a row makes the next reply answer with no tools; it repeated anyway: the end
+    assert [s.tool_choice if s else None for s in model.settings] == [None, None, None, "none"]
     assert result.stop_reason == "repeated_call" and result.answer == "391"
-    assert len(result.trajectory.turns) == 3
+    assert len(result.trajectory.turns) == 4
+
+
+def test_at_the_step_limit_a_second_repeat_ends_the_run_with_its_results() -> None:
+    @tool
+    def mul(a: int, b: int) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    model = ScriptedModel([call("mul", a=17, b=23)] * 3 + ["never asked"])
+    result = Agent(model, tools=[mul], max_steps=3).run("17 * 23?")
+    assert result.stop_reason == "repeated_call" and result.answer == "391" and len(model.settings) == 3
+
+
+def test_after_two_repeats_without_a_finishing_tool_the_next_reply_answers_with_no_tools_offered() -> None:
+    @tool
+    def weather(city: str) -> str:
+        """Weather for a city."""
+        return {"Paris": "Paris: 18 °C", "Tokyo": "Tokyo: 24 °C", "Oslo": "Oslo: 4 °C"}[city]
+
+    paris, tokyo, oslo = (call("weather", city=c) for c in ("Paris", "Tokyo", "Oslo"))
+    # one repeat, then the next item; two repeats in a row, then the answer
+    model = ScriptedModel([paris, paris, tokyo, oslo, oslo, oslo, "Paris 18 °C, Tokyo 24 °C, Oslo 4 °C.", "never"])
+    result = Agent(model, tools=[weather]).run("Weather in Paris, Tokyo and Oslo?")
+    assert [s.tool_choice if s else None for s in model.settings] == [None] * 6 + ["none"]
+    repeat = [m.content for m in result.trajectory.messages if m.role == "tool"][1]
+    assert "already called weather" in repeat and "call the tool for that instead" in repeat
+    # the answering reply sees the run without its loops: repeated calls and what they got back are left out
+    assert [m.content for m in model.requests[-1] if m.role == "tool"] == ["Paris: 18 °C", "Tokyo: 24 °C",
+                                                                           "Oslo: 4 °C"]
+    assert len(result.trajectory.messages) == 15  # the trajectory keeps everything
+    assert result.stop_reason == "final" and result.answer == "Paris 18 °C, Tokyo 24 °C, Oslo 4 °C."
+
+
+def test_an_empty_answer_after_a_repeat_ends_the_run_with_the_repeated_results() -> None:
+    @tool
+    def mul(a: int, b: int) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    model = ScriptedModel([call("mul", a=17, b=23)] * 3 + ["  ", "never asked"])
+    result = Agent(model, tools=[mul]).run("17 * 23?")
+    assert result.stop_reason == "repeated_call" and result.answer == "391"
+
+
+def test_an_answer_after_repeats_that_uses_nothing_the_run_found_gives_way_to_the_results() -> None:
+    @tool
+    def population(country: str) -> str:
+        """Population of a country."""
+        return "Brazil: 216400000"
+
+    brazil = call("population", country="Brazil")
+    for reply, answer, stop in [("Great! Thank you for providing the response.", "Brazil: 216400000", "repeated_call"),
+                                ("About 216,400,000 people.", "About 216,400,000 people.", "final")]:
+        result = Agent(ScriptedModel([brazil] * 3 + [reply]), tools=[population]).run("Population of Brazil?")
+        assert (result.answer, result.stop_reason) == (answer, stop)
+
+
+def test_uses_results_looks_for_numbers_and_words_of_the_results() -> None:
+    results = ["New York: 12 °C, rain"]
+    assert uses_results("Yes, it is raining in New York.", results)
+    assert uses_results("It is 12 degrees.", results)
+    assert not uses_results("I apologize, but I need more information.", results)
+    assert uses_results("anything", [])  # nothing to use: any answer stands
+
+
+def test_the_same_unreadable_call_twice_makes_the_next_reply_answer_in_text() -> None:
+    @tool
+    def mul(a: int, b: int) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    invented = '{"name": "sky_color", "arguments": {"color": "blue"}}'
+    model = ScriptedModel([invented, invented, "The sky is blue.", "never asked"], text_tools=True)
+    result = Agent(model, tools=[mul]).run("What color is the sky?")
+    assert [s.tool_choice if s else None for s in model.settings] == [None, None, "none"]
+    assert [m.role for m in model.requests[-1]] == ["system", "user"]  # asked again as at first, no tools
+    assert result.stop_reason == "final" and result.answer == "The sky is blue."
 
 
 def test_a_repeated_reply_of_two_calls_ends_the_run_with_both_results() -> None:
@@ -251,7 +331,7 @@ def test_a_repeated_reply_of_two_calls_ends_the_run_with_both_results() -> None:
         return {"Paris": "Paris: 18 °C", "Tokyo": "Tokyo: 24 °C"}[city]
 
     both = calls(("weather", {"city": "Paris"}), ("weather", {"city": "Tokyo"}))
-    result = Agent(ScriptedModel([both, both, both, "never asked"]), tools=[weather]).run("Paris and Tokyo?")
+    result = Agent(ScriptedModel([both] * 4 + ["never asked"]), tools=[weather]).run("Paris and Tokyo?")
     assert result.stop_reason == "repeated_call" and result.answer == "Paris: 18 °C\nTokyo: 24 °C"
 
 
@@ -301,7 +381,7 @@ def test_a_call_that_failed_twice_the_same_way_is_not_run_a_third_time() -> None
         ran.append(table)
         raise ValueError(f"no such table: {table}")
 
-    script = [call("lookup", table="Trak")] * 4 + ["never asked"]
+    script = [call("lookup", table="Trak")] * 5 + ["never asked"]
     result = Agent(ScriptedModel(script), tools=[lookup]).run("describe Track")
     assert ran == ["Trak", "Trak"]  # tried again once (it could have been transient), then not run
     third = [m for m in result.trajectory.messages if m.role == "tool"][2]

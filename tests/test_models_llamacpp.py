@@ -176,6 +176,33 @@ def test_conversation_reuses_the_cache_and_equals_a_fresh_prefill(engine) -> Non
 
 
 @needs_llama
+def test_a_long_conversation_is_parked_for_a_side_prompt_and_taken_back_unchanged(engine) -> None:  # type: ignore[no-untyped-def]
+    """A prompt that would drop a long cached conversation (a reply asked with no tools, say) parks it; the
+    conversation's next turn takes it back instead of evaluating its prompt again, with the same reply as
+    when it was never interrupted."""
+    from agentkit.models.llamacpp import PARK_TOKENS
+
+    long_system = Message.system("You answer questions about numbers. " + "Be brief and exact. " * 160)
+    chat = [long_system, Message.user("What is 2 + 2?")]
+    engine.reset_cache()
+    first = engine.generate(chat, settings=greedy(8))
+    follow = [*chat, first.message, Message.user("And 3 + 3?")]
+    uninterrupted = engine.generate(follow, settings=greedy(8)).tokens
+    assert len(uninterrupted.prompt_ids) > 2 * PARK_TOKENS
+
+    engine.reset_cache()
+    engine.parking.update(parked=0, restored=0)
+    engine.generate(chat, settings=greedy(8))
+    side = engine.generate([Message.user("Name a colour.")], settings=greedy(4))  # drops the long cache
+    assert engine.parking == {"parked": 1, "restored": 0} and side.tokens is not None
+    resumed = engine.generate(follow, settings=greedy(8)).tokens
+    assert engine.parking == {"parked": 1, "restored": 1}
+    assert resumed.prompt_ids == uninterrupted.prompt_ids  # the token history stays linear
+    assert resumed.completion_ids == uninterrupted.completion_ids
+    assert resumed.logprobs == pytest.approx(uninterrupted.logprobs, abs=1e-4)  # the same keys and values
+
+
+@needs_llama
 def test_parallel_slots_serve_threads_at_once_and_keep_each_conversation_cached(engine) -> None:  # type: ignore[no-untyped-def]
     import threading
 

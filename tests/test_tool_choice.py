@@ -11,6 +11,7 @@ from test_models_openai import ChatServer, add, completion, tool_call
 
 from agentkit import tool
 from agentkit.messages import Message
+from agentkit.models.chat_format import call_opening_ids
 from agentkit.models.litellm_model import LiteLLMModel
 from agentkit.models.openai_compat import OpenAIModel, native_tool_choice
 from agentkit.models.protocol import GenerationSettings
@@ -90,6 +91,19 @@ def test_native_tool_choice_naming_an_unknown_tool_sends_nothing(server: ChatSer
     assert server.requests == []
 
 
+def test_under_none_a_served_reply_that_writes_a_call_is_text(server: ChatServer) -> None:
+    """A server model asked with tool_choice="none" that writes a call's JSON anyway gives text, not a call
+    (with "auto" the same text is read as the call, as small models write calls)."""
+    written = '{"name": "add", "arguments": {"a": 1, "b": 2}}'
+    model = OpenAIModel("m", base_url=server.url, api_key="k")
+    server.reply(completion(written))
+    assert model.generate([Message.user("1+2")], SPECS).message.tool_calls[0].name == "add"
+    server.reply(completion(written))
+    none = model.generate([Message.user("1+2")], SPECS, GenerationSettings(tool_choice="none"))
+    assert not none.message.tool_calls and none.message.content == written
+    assert server.requests[1]["tool_choice"] == "none"
+
+
 def test_text_protocol_none_offers_no_tools(server: ChatServer) -> None:
     server.reply(completion("plain answer"))
     model = OpenAIModel("m", base_url=server.url, api_key="k", native_tools=False)
@@ -149,3 +163,38 @@ def test_local_model_begins_the_reply_with_the_call() -> None:
     none = local.generate([Message.user("hi")], SPECS, GenerationSettings(max_tokens=4, tool_choice="none"))
     assert none.tokens is not None and "<tool_call>" not in none.tokens.prompt_text
     assert not none.message.tool_calls
+
+
+def test_call_opening_ids_are_tokens_that_can_begin_a_call() -> None:
+    pieces = ["hello", " {", "{\"", "[", " `", "```", "<tool_call>", ">{", " The", "42", "}", "a{", ">", "\n"]
+    found = call_opening_ids(pieces)
+    assert [pieces[i] for i in found] == [" {", "{\"", "[", " `", "```", "<tool_call>", ">{"]
+
+
+def test_under_tool_choice_none_a_local_reply_cannot_begin_as_a_call() -> None:
+    """A model whose first choice is a call's "{" (a hook on the head of a real tiny model makes it so)
+    writes text under tool_choice="none"; the log-prob recorded is under the distribution it sampled from."""
+    torch = pytest.importorskip("torch")
+    local = tiny_local_model(seed=0)
+    brace = local._encode("{")[0]
+
+    def prefer_brace(module: object, inputs: object, logits: object) -> object:
+        out = logits.clone()  # type: ignore[attr-defined]
+        out[..., brace] += 100.0
+        return out
+
+    local.model.lm_head.register_forward_hook(prefer_brace)
+    greedy = GenerationSettings(max_tokens=3, temperature=0, logprobs=True)
+    auto = local.generate([Message.user("hi")], SPECS, greedy)
+    assert auto.tokens is not None and auto.tokens.completion_ids[0] == brace
+    none = local.generate([Message.user("hi")], SPECS, GenerationSettings(
+        max_tokens=3, temperature=0, logprobs=True, tool_choice="none"))
+    assert none.tokens is not None
+    first = none.tokens.completion_ids[0]
+    assert first not in local._call_openers() and not none.message.content.lstrip().startswith("{")
+    with torch.inference_mode():
+        ids = torch.tensor([none.tokens.prompt_ids])
+        logits = local.model(input_ids=ids).logits[0, -1].float()
+    logits = logits.clone().index_fill_(0, torch.tensor(local._call_openers()), float("-inf"))
+    expected = float(torch.log_softmax(logits, dim=-1)[first])
+    assert abs(none.tokens.logprobs[0] - expected) < 1e-3

@@ -227,15 +227,41 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
+CALL_OPENERS = "{[`<"
+"""The characters a tool call begins with in model text: a JSON object or list, a code fence, a tag."""
+
+
+def call_opening_ids(pieces: Sequence[str]) -> list[int]:
+    """The ids of the tokens (given each token's text, by id) that could begin a tool call in a reply: one
+    of `CALL_OPENERS` comes in their text before any letter or digit ('{', ' {"', '>{', '```', '<tool_call>')."""
+    def opens(piece: str) -> bool:
+        for ch in piece:
+            if ch in CALL_OPENERS:
+                return True
+            if ch.isalnum():
+                return False
+        return False
+
+    return [i for i, piece in enumerate(pieces) if opens(piece)]
+
+
 def decode_tokens(logits: Any, *, choose: Callable[[Any], tuple[int, float]], advance: Callable[[int], Any],
                   max_tokens: int, stop_ids: set[int], stops: tuple[str, ...], detok: IncrementalText,
-                  completion: list[int], logprobs: list[float]) -> Generator[TextDelta, None, tuple[str, str]]:
+                  completion: list[int], logprobs: list[float],
+                  no_call: Sequence[int] = ()) -> Generator[TextDelta, None, tuple[str, str]]:
     """The decoding loop both local engines share. `choose(logits)` picks a token and returns it with its
     log-prob; `advance(token)` feeds it and returns the next logits. Tokens and log-probs are appended to
     `completion` and `logprobs`; the loop stops at an end-of-turn token, a stop string or `max_tokens`,
-    and streams only text that can no longer turn into a stop string. Returns (text, finish reason)."""
+    and streams only text that can no longer turn into a stop string. Returns (text, finish reason).
+
+    `no_call` (token ids, `call_opening_ids`) are never chosen before the reply's first letter or digit:
+    under `tool_choice="none"` a reply cannot begin as a tool call (a small model writes a call's JSON even
+    with no tools offered, and after a stray ">" too). Their logits are set to -inf in place, so the recorded
+    log-probs are those of the distribution actually sampled from."""
     emitted, text, finish, cut_by_string = 0, "", "length", False
     for _ in range(max(max_tokens, 0)):
+        if no_call and not any(ch.isalnum() for ch in text):
+            logits[list(no_call)] = float("-inf")
         token, logprob = choose(logits)
         completion.append(token)
         logprobs.append(logprob)

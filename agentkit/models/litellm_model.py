@@ -14,6 +14,7 @@ from typing import Any
 from agentkit.messages import Message
 from agentkit.models.litellm_env import import_litellm
 from agentkit.models.openai_compat import (
+    callable_tools,
     generate_with_choice,
     native_tool_choice,
     parse_completion,
@@ -105,7 +106,8 @@ class LiteLLMModel:
                        settings: GenerationSettings) -> ModelResponse:
         with litellm_errors(self.name):
             response = self._completion(messages, tools, settings, stream=False)
-        return priced(self.name, parse_completion(response, tools, native_tools=self.native_tools))
+        return priced(self.name, parse_completion(response, callable_tools(tools, settings),
+                                                   native_tools=self.native_tools))
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
@@ -119,7 +121,7 @@ class LiteLLMModel:
             return
         with litellm_errors(self.name):
             chunks = self._completion(messages, tools, settings, stream=True)
-            for item in parse_stream(iter(chunks), tools, native_tools=self.native_tools):
+            for item in parse_stream(iter(chunks), callable_tools(tools, settings), native_tools=self.native_tools):
                 yield priced(self.name, item) if isinstance(item, ModelResponse) else item
 
     def _completion(self, messages: Sequence[Message], tools: ToolSpecs, settings: GenerationSettings,

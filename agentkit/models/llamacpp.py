@@ -19,7 +19,9 @@ batches is the same however the batches are split.)
 Turns of one conversation reuse the KV cache: the new prompt's ids are compared with the ids in the
 cache and only the suffix after their common prefix is evaluated. When the new prompt text extends
 the previous prompt + completion, the previous ids are kept as they are and only the new text is
-tokenised, so a conversation's token history stays linear (what training needs).
+tokenised, so a conversation's token history stays linear (what training needs). A prompt that would
+drop a long cached conversation (the agent's reply asked without tools, `tool_choice="none"`) parks it
+first (its sequence's keys and values, `_Parked`) and the conversation's next turn takes it back.
 
 Prompts are rendered with the GGUF's own chat template (`chat_format.render_template`, the same
 rendering as `transformers`' `apply_chat_template`), with native tool calling where the template has
@@ -42,6 +44,7 @@ from agentkit.messages import Message, Usage
 from agentkit.models.chat_format import (
     IncrementalText,
     RawTexts,
+    call_opening_ids,
     common_prefix,
     decode_tokens,
     has_native_tools,
@@ -59,7 +62,7 @@ from agentkit.models.protocol import (
     ToolSpecs,
     collect,
 )
-from agentkit.toolcall_text import forced_prefix, tools_for_choice
+from agentkit.toolcall_text import forced_prefix, tool_choice_kind, tools_for_choice
 
 INSTALL_HINT = "pip install 'agentkit[fast]' (builds llama.cpp from source: several minutes)"
 DEFAULT_CONTEXT = 8192
@@ -92,19 +95,70 @@ class _CacheState:
     text: str
 
 
+PARK_TOKENS = 256
+"""A cached conversation longer than this, by tokens a new prompt would drop, is parked (`_Parked`)."""
+
+
+@dataclass
+class _Parked:
+    """A conversation set aside from a slot's KV cache: the ids in the cache, the call that left them
+    (`state`, for continuing its text), and llama.cpp's state of the sequence (keys and values, a few MB;
+    `Llama.save_state` would copy a logits buffer of n_batch x vocabulary floats as well)."""
+
+    ids: list[int]
+    state: _CacheState | None
+    data: bytes
+
+    @classmethod
+    def save(cls, llm: Any, state: _CacheState | None) -> _Parked:
+        """Park the whole cache of `llm` (its sequence 0)."""
+        import ctypes
+
+        import llama_cpp
+
+        size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, buffer, size, 0)
+        return cls(ids=[int(i) for i in llm.input_ids[: llm.n_tokens]], state=state, data=bytes(buffer)[:written])
+
+    def restore(self, llm: Any) -> bool:
+        """Put this conversation back as `llm`'s whole cache; False (and an empty cache) if llama.cpp
+        refuses it."""
+        import ctypes
+
+        import llama_cpp
+
+        llm._ctx.kv_cache_seq_rm(0, 0, -1)
+        buffer = (ctypes.c_uint8 * len(self.data)).from_buffer_copy(self.data)
+        if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(self.data), 0) != len(self.data):
+            llm._ctx.kv_cache_seq_rm(0, 0, -1)
+            llm.n_tokens = 0
+            return False
+        llm.input_ids[: len(self.ids)] = self.ids
+        llm.n_tokens = len(self.ids)
+        return True
+
+
 @dataclass
 class _Slot:
-    """One llama.cpp context and what its KV cache holds."""
+    """One llama.cpp context and what its KV cache holds (and one conversation parked beside it)."""
 
     llm: Any
     state: _CacheState | None = None
+    parked: _Parked | None = None
     busy: bool = False
     thread: int | None = None  # the thread that used it last
     used: int = 0  # when it was last taken (a count of acquisitions)
 
+    def states(self) -> list[_CacheState]:
+        """The calls whose text this slot can continue: the cached one, then the parked one."""
+        parked = self.parked.state if self.parked is not None else None
+        return [s for s in (self.state, parked) if s is not None]
+
     def shared_prefix(self, text: str) -> int:
-        """Characters of `text` this slot's cached conversation already covers (0 when it is not a prefix)."""
-        return len(self.state.text) if self.state is not None and text.startswith(self.state.text) else 0
+        """Characters of `text` a conversation of this slot (cached or parked) already covers (0 when none
+        is a prefix)."""
+        return max((len(s.text) for s in self.states() if text.startswith(s.text)), default=0)
 
 
 class LlamaCppModel:
@@ -160,6 +214,9 @@ class LlamaCppModel:
         self._free = threading.Condition()
         self._taken = 0  # slot acquisitions so far
         self._raw_texts = RawTexts()
+        self._no_call: list[int] | None = None
+        self.parking = {"parked": 0, "restored": 0}
+        """How often a slot parked its conversation and took one back (see `_prefill`)."""
 
     # -- the Model protocol -----------------------------------------------------------------------
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
@@ -181,7 +238,8 @@ class LlamaCppModel:
         slot = self._acquire(prompt_text)
         try:
             result: Any = None
-            for item in self._decode(slot, prompt_text, settings):
+            no_call = self._call_openers() if tool_choice_kind(settings.tool_choice) == "none" else ()
+            for item in self._decode(slot, prompt_text, settings, no_call):
                 if isinstance(item, TextDelta):
                     yield item
                 else:
@@ -214,7 +272,7 @@ class LlamaCppModel:
             while any(slot.busy for slot in self._slots):
                 self._free.wait()
             for slot in self._slots:
-                slot.state = None
+                slot.state = slot.parked = None
                 slot.llm.reset()
 
     def tokenize(self, text: str) -> list[int]:
@@ -245,7 +303,14 @@ class LlamaCppModel:
             self._free.notify()
 
     # -- decoding ---------------------------------------------------------------------------------
-    def _decode(self, slot: _Slot, prompt_text: str, settings: GenerationSettings) -> Iterator[Any]:
+    def _call_openers(self) -> list[int]:
+        """The tokens that can begin a tool call (`call_opening_ids`), found once per model."""
+        if self._no_call is None:
+            self._no_call = call_opening_ids([self._piece(i) for i in range(self._n_vocab)])
+        return self._no_call
+
+    def _decode(self, slot: _Slot, prompt_text: str, settings: GenerationSettings,
+                no_call: Sequence[int] = ()) -> Iterator[Any]:
         np = self._np
         temperature = self.default_temperature if settings.temperature is None else settings.temperature
         greedy = temperature <= 0
@@ -258,8 +323,8 @@ class LlamaCppModel:
         if len(prompt_ids) >= limit:
             raise ModelConfigError(f"prompt of {len(prompt_ids)} tokens does not fit the context of {limit} tokens")
         max_tokens = min(max_tokens, limit - len(prompt_ids))
-        slot.state = None  # not reusable until the loop ends cleanly
-        logits = self._prefill(slot.llm, prompt_ids)
+        previous, slot.state = slot.state, None  # not reusable until the loop ends cleanly
+        logits = self._prefill(slot, prompt_ids, previous)
         completion: list[int] = []
         logprobs: list[float] = []
         detok = IncrementalText(self.detokenize)
@@ -273,14 +338,15 @@ class LlamaCppModel:
         text, finish = yield from decode_tokens(
             logits, choose=choose, advance=lambda token: self._eval(slot.llm, [token]), max_tokens=max_tokens,
             stop_ids=self._stop_ids, stops=tuple(s for s in settings.stop if s), detok=detok,
-            completion=completion, logprobs=logprobs)
+            completion=completion, logprobs=logprobs, no_call=no_call)
         if self.reuse_cache:
             slot.state = _CacheState(ids=prompt_ids + completion, text=prompt_text + self.detokenize(completion))
         yield prompt_ids, completion, logprobs, text, finish, record_temp
 
     def _prompt_ids(self, slot: _Slot, prompt_text: str) -> list[int]:
-        state = slot.state if self.reuse_cache else None
-        if state is not None and prompt_text.startswith(state.text) and len(prompt_text) > len(state.text):
+        states = slot.states() if self.reuse_cache else []
+        state = next((s for s in states if prompt_text.startswith(s.text) and len(prompt_text) > len(s.text)), None)
+        if state is not None:
             ids = state.ids + self.tokenize(prompt_text[len(state.text):])
         else:
             ids = self.tokenize(prompt_text)
@@ -288,9 +354,24 @@ class LlamaCppModel:
             raise ModelConfigError("the rendered prompt is empty")
         return ids
 
-    def _prefill(self, llm: Any, prompt_ids: list[int]) -> Any:
-        """Evaluate what the KV cache lacks of `prompt_ids`; the logits of the last prompt position."""
+    def _prefill(self, slot: _Slot, prompt_ids: list[int], previous: _CacheState | None) -> Any:
+        """Evaluate what the KV cache lacks of `prompt_ids`; the logits of the last prompt position.
+        `previous` is the call that left the cache as it is.
+
+        A prompt that would drop more than `PARK_TOKENS` of the slot's cached conversation (a reply asked
+        without tools, say) parks that conversation first, and a later prompt it covers better than the
+        cache does takes it back, so the conversation goes on without evaluating its prompt again (and
+        with the very keys and values it had: greedy replies do not change)."""
+        llm = slot.llm
         keep = common_prefix(list(llm.input_ids[: llm.n_tokens]), prompt_ids) if self.reuse_cache else 0
+        parked = slot.parked if self.reuse_cache else None
+        if parked is not None and common_prefix(parked.ids, prompt_ids) > keep + PARK_TOKENS:
+            slot.parked = _Parked.save(llm, previous) if llm.n_tokens - keep > PARK_TOKENS else None
+            keep = common_prefix(parked.ids, prompt_ids) if parked.restore(llm) else 0
+            self.parking["restored"] += 1
+        elif self.reuse_cache and llm.n_tokens - keep > PARK_TOKENS:
+            slot.parked = _Parked.save(llm, previous)
+            self.parking["parked"] += 1
         keep = min(keep, len(prompt_ids) - 1)  # at least one token is fed to get the next logits
         llm.n_tokens = keep  # `eval` drops the cache beyond n_tokens
         return self._eval(llm, prompt_ids[keep:])

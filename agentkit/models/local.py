@@ -27,6 +27,7 @@ from agentkit.models.chat_format import (
     CHATML_FALLBACK,
     IncrementalText,
     RawTexts,
+    call_opening_ids,
     common_prefix,
     decode_tokens,
     has_native_tools,
@@ -43,7 +44,7 @@ from agentkit.models.protocol import (
     ToolSpecs,
     collect,
 )
-from agentkit.toolcall_text import forced_prefix, tools_for_choice
+from agentkit.toolcall_text import forced_prefix, tool_choice_kind, tools_for_choice
 
 _IncrementalText = IncrementalText  # the name tests and older code import
 
@@ -99,6 +100,7 @@ class LocalModel:
         self._state: _CacheState | None = None
         self._stop_ids = self._find_stop_ids()
         self._raw_texts = RawTexts()
+        self._no_call: list[int] | None = None
 
     # -- loading ----------------------------------------------------------------------------------
     @classmethod
@@ -172,7 +174,8 @@ class LocalModel:
             text = ""
             temperature = 1.0
             prompt_ids: list[int] = []
-            for item in self._decode(prompt_text, settings):
+            no_call = self._call_openers() if tool_choice_kind(settings.tool_choice) == "none" else ()
+            for item in self._decode(prompt_text, settings, no_call):
                 if isinstance(item, TextDelta):
                     yield item
                 else:
@@ -202,7 +205,16 @@ class LocalModel:
             self._state = None
 
     # -- decoding ---------------------------------------------------------------------------------
-    def _decode(self, prompt_text: str, settings: GenerationSettings) -> Iterator[Any]:
+    def _call_openers(self) -> list[int]:
+        """The tokens that can begin a tool call (`call_opening_ids`), found once per tokenizer."""
+        if self._no_call is None:
+            pieces = self.tokenizer.batch_decode([[i] for i in range(len(self.tokenizer))],
+                                                 skip_special_tokens=False, clean_up_tokenization_spaces=False)
+            self._no_call = call_opening_ids(pieces)
+        return self._no_call
+
+    def _decode(self, prompt_text: str, settings: GenerationSettings,
+                no_call: Sequence[int] = ()) -> Iterator[Any]:
         torch = self._torch
         temperature = self.default_temperature if settings.temperature is None else settings.temperature
         greedy = temperature <= 0
@@ -242,7 +254,7 @@ class LocalModel:
             text, finish = yield from decode_tokens(
                 logits, choose=choose, advance=lambda token: self._forward([token], cache),
                 max_tokens=max_tokens, stop_ids=self._stop_ids, stops=tuple(s for s in settings.stop if s),
-                detok=detok, completion=completion, logprobs=logprobs)
+                detok=detok, completion=completion, logprobs=logprobs, no_call=no_call)
         if self.reuse_cache:
             self._state = _CacheState(cache=cache, cached_ids=prompt_ids + completion[:-1],
                                       ids=prompt_ids + completion,

@@ -100,6 +100,12 @@ def native_tool_choice(tools: ToolSpecs, choice: str | None) -> Any:
     return kind
 
 
+def callable_tools(tools: ToolSpecs, settings: GenerationSettings) -> ToolSpecs:
+    """The tools a reply's text may be read as calling: none under `tool_choice="none"` (a reply that writes
+    a call's JSON there is text, as the choice asked)."""
+    return () if tool_choice_kind(settings.tool_choice) == "none" else tools
+
+
 def generate_with_choice(generate_once: Any, messages: Sequence[Message], tools: ToolSpecs,
                          settings: GenerationSettings) -> ModelResponse:
     """The text protocol's `tool_choice`: offer only the tools the choice allows, and when a reply must call
@@ -351,7 +357,8 @@ class OpenAIModel:
                        settings: GenerationSettings) -> ModelResponse:
         with openai_errors(self.name):
             response = self._create(messages, tools, settings, stream=False)
-        return priced(self.name, parse_completion(response, tools, native_tools=self.native_tools))
+        return priced(self.name, parse_completion(response, callable_tools(tools, settings),
+                                                   native_tools=self.native_tools))
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
@@ -362,7 +369,7 @@ class OpenAIModel:
             return
         with openai_errors(self.name):
             chunks = self._create(messages, tools, settings, stream=True)
-            for item in parse_stream(iter(chunks), tools, native_tools=self.native_tools):
+            for item in parse_stream(iter(chunks), callable_tools(tools, settings), native_tools=self.native_tools):
                 yield priced(self.name, item) if isinstance(item, ModelResponse) else item
 
     def _create(self, messages: Sequence[Message], tools: ToolSpecs, settings: GenerationSettings,

@@ -4,8 +4,8 @@ Tool use: `data/tool_capability.jsonl`, 46 requests over six tools (calculator, 
 convert_currency, get_population, unit_convert, count_letters): single calls, a call whose result
 the answer must use, two calls in sequence, and requests that need no tool. The tools are real
 functions over a small fixed table, so the answers are known. Each request runs through `Agent`
-(react, greedy, at most 4 model calls; with `--select-tools N` it is shown only the N tools nearest the
-request, through `ToolSelection`). Scores:
+(react, greedy, at most 4 model calls unless `--max-steps`; with `--select-tools N` it is shown only the
+N tools nearest the request, through `ToolSelection`). Scores:
 
 - right call: every expected call was made (names, and arguments equal after normalising: numbers
   within 1 %, strings case-insensitive, calculator expressions by value), and no call to another tool;
@@ -185,7 +185,7 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
 
 
 def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
-                 select_tools: int = 0, tools: list[Any] = TOOLS) -> dict[str, Any]:
+                 select_tools: int = 0, tools: list[Any] = TOOLS, max_steps: int = 4) -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
     requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
     `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`)."""
@@ -193,7 +193,8 @@ def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concu
     from concurrent.futures import ThreadPoolExecutor
 
     def one(item: dict[str, Any]) -> dict[str, Any]:
-        agent = Agent(model, tools, max_steps=4, settings=GenerationSettings(temperature=0, max_tokens=max_tokens),
+        agent = Agent(model, tools, max_steps=max_steps,
+                      settings=GenerationSettings(temperature=0, max_tokens=max_tokens),
                       extensions=extensions)
         reset = getattr(model, "reset_cache", None)
         if callable(reset) and concurrency == 1:
@@ -249,6 +250,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the CPUs)")
     parser.add_argument("--sql-limit", type=int, default=10, help="Chinook easy tasks per planner (0: skip)")
     parser.add_argument("--max-tokens", type=int, default=160)
+    parser.add_argument("--max-steps", type=int, default=4, help="model calls per tool-use request")
     parser.add_argument("--concurrency", type=int, default=1, help="tool-use requests at once (llama.cpp slots)")
     parser.add_argument("--select-tools", type=int, default=0,
                         help="offer each request only the N tools nearest it (0: all)")
@@ -278,7 +280,7 @@ def main() -> None:
                 continue
             print(f"== {key} (loaded in {time.perf_counter() - started:.1f}s)", flush=True)
             entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency,
-                                                              args.select_tools, tools)}
+                                                              args.select_tools, tools, args.max_steps)}
             if args.sql_limit and fmt == ("native" if not getattr(model, "text_tools", True) else "text"):
                 entry["sql"] = run_sql(model, args.sql_limit, 256, Path("bench-out/capability-sql") / spec[6:])
             entry["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
