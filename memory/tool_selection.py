@@ -10,6 +10,13 @@ task and each tool's name and description (the packaged MiniLM, or any `Embedder
 `top_k` nearest. Tools that finish a run (`final=True`) and a typed output's tool are always offered.
 The ranking is recorded on the trajectory (`records.TOOLS_OFFERED`). A call to a tool that was not
 offered still runs (the agent has it); the model just was not shown it.
+
+`ToolSelection(top_k=None)` offers every tool, nearest first. The 0.5B model leans to the first tools it is
+shown: ranked, it sent every unit conversion to the right tool (five it had sent to the currency converter)
+but "What is 17 * 23?" to the unit converter MiniLM ranked first; on both tool-use sets it made more right
+calls and answers than with the tools in their given order (A 31/29 of 46 against 30/27, B 19/18 of 24 against
+18/17), at twice the time per request: the tool list, and so the prompt's cached prefix, changes with each
+request (`tests/benchmarks/RESULTS.md`).
 """
 
 from __future__ import annotations
@@ -33,9 +40,9 @@ class ToolSelection:
 
     name = "tool_selection"
 
-    def __init__(self, top_k: int = 3, embedder: Embedder | None = None) -> None:
-        if top_k < 1:
-            raise ValueError(f"top_k must be at least 1, not {top_k}")
+    def __init__(self, top_k: int | None = 3, embedder: Embedder | None = None) -> None:
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be at least 1 (or None: every tool, nearest first), not {top_k}")
         self.top_k = top_k
         self.embedder = embedder or Embedder.default()  # the model itself loads on the first ranking
 
@@ -49,9 +56,10 @@ class ToolSelection:
         return [(tools[i], float(scores[i])) for i in order]
 
     def before_run(self, run: RunContext) -> None:
-        """Offer the `top_k` nearest tools (all of them when there are no more than that)."""
+        """Offer the `top_k` nearest tools (all of them, as given, when there are no more than that), or
+        with `top_k=None` every tool, nearest first."""
         choosable = [t for t in run.tools.values() if not t.final]
-        if len(choosable) <= self.top_k:
+        if self.top_k is not None and len(choosable) <= self.top_k:
             return
         ranked = self.rank(run.task, choosable)
         offered = [t.name for t, _ in ranked[: self.top_k]]

@@ -137,6 +137,15 @@ def test_a_run_offers_the_tools_nearest_its_task_and_records_the_ranking() -> No
     assert weather is not None and weather.offered[0] == "get_weather"
 
 
+def test_top_k_none_offers_every_tool_nearest_first() -> None:
+    recorder = Recorder(["6.21 miles."])
+    result = Agent(recorder.model, TOOLS, extensions=[ToolSelection(top_k=None)]).run("How many miles is 10 km?")
+    offered = result.trajectory.records.get(TOOLS_OFFERED)
+    assert offered is not None and sorted(offered.offered) == sorted(t.name for t in TOOLS)
+    assert offered.offered[0] == "unit_convert" and recorder.shown == [offered.offered]
+    assert offered.offered == sorted(offered.scores, key=offered.scores.__getitem__, reverse=True)
+
+
 def test_few_tools_are_all_offered_and_finishing_tools_always_are() -> None:
     recorder = Recorder(["fine", "fine"])
     small = Agent(recorder.model, TOOLS[:2], extensions=[ToolSelection(top_k=3)])

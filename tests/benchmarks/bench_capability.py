@@ -185,11 +185,11 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
 
 
 def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
-                 select_tools: int = 0, tools: list[Any] = TOOLS, max_steps: int = 4) -> dict[str, Any]:
+                 select_tools: int | None = 0, tools: list[Any] = TOOLS, max_steps: int = 4) -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
     requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
     `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`)."""
-    extensions = [ToolSelection(select_tools)] if select_tools else []
+    extensions = [ToolSelection(select_tools)] if select_tools != 0 else []  # None: all, nearest first
     from concurrent.futures import ThreadPoolExecutor
 
     def one(item: dict[str, Any]) -> dict[str, Any]:
@@ -252,8 +252,9 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--max-steps", type=int, default=4, help="model calls per tool-use request")
     parser.add_argument("--concurrency", type=int, default=1, help="tool-use requests at once (llama.cpp slots)")
-    parser.add_argument("--select-tools", type=int, default=0,
-                        help="offer each request only the N tools nearest it (0: all)")
+    parser.add_argument("--select-tools", type=lambda v: None if v == "ranked" else int(v), default=0,
+                        help="offer each request only the N tools nearest it (0: all, as given; 'ranked': all, "
+                             "nearest first)")
     parser.add_argument("--set", choices=["a", "b"], default="a",
                         help="tool set: a (data/tool_capability.jsonl, six tools) or b (tool_set_b.py, ten others)")
     parser.add_argument("--out", type=Path, default=None)
@@ -273,7 +274,8 @@ def main() -> None:
             options = {"n_threads": args.threads} if args.threads and args.engine != "torch" else {}
             options.update({"parallel": args.concurrency} if args.concurrency > 1 else {})
             model = load_local(spec.removeprefix("local:"), engine=args.engine, text_tools=(fmt == "text"), **options)
-            offered = f", {args.select_tools} tools offered" if args.select_tools else ""
+            offered = (", all tools, nearest first" if args.select_tools is None
+                       else f", {args.select_tools} tools offered" if args.select_tools else "")
             key = f"{spec} [{fmt}, {type(model).__name__}{offered}]"
             if fmt == "native" and getattr(model, "text_tools", True):
                 print(f"{key}: no native tool template; skipped (the text protocol row covers it)")
