@@ -49,6 +49,7 @@ from agentkit.records import TOOLS_OFFERED
 from agentkit.repeats import NOT_RUN, CallResults, uses_results
 from agentkit.retry import call_with_retries, stream_with_retries
 from agentkit.rewards import RewardFn
+from agentkit.toolcall_text import tool_choice_kind
 from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
 from agentkit.trajectory import OutputCheck, Trajectory, append_jsonl
 
@@ -478,7 +479,7 @@ class Agent:
                     # the repeated calls' results, one per line (none for calls that failed)
                     repeated_results = "\n".join(dict.fromkeys(
                         r for c in reply.tool_calls if (r := results.earlier(c)) is not None))
-                    if repeating and (self._finishers or asked == "none" or steps >= self.max_steps):
+                    if repeating and (not self._answers_in_text or asked == "none" or steps >= self.max_steps):
                         answer, stop_reason = repeated_results or None, "repeated_call"  # they are the answer
                         output = answer if self._output is None else None
                         break
@@ -552,10 +553,19 @@ class Agent:
             trace.end(trajectory)
         yield RunFinished(RunResult(answer, trajectory, output=output))
 
+    @property
+    def _answers_in_text(self) -> bool:
+        """Whether a loop ends with a reply in text: the agent has no finishing tool and its settings let the
+        model choose (a `tool_choice` the user set to "required" or a tool's name is kept)."""
+        return not self._finishers and tool_choice_kind(self.settings.tool_choice) == "auto"
+
     def _finishing(self) -> GenerationSettings:
         """Settings for a reply that must end a loop: it calls the agent's first finishing tool when it has
-        one (`final=True`, or typed output's `final_result`), else it answers in text (no tools offered)."""
-        return replace(self.settings, tool_choice=self._finishers[0] if self._finishers else "none")
+        one (`final=True`, or typed output's `final_result`), else it answers in text (no tools offered),
+        unless the user's own `tool_choice` demands a call."""
+        if self._finishers:
+            return replace(self.settings, tool_choice=self._finishers[0])
+        return replace(self.settings, tool_choice="none") if self._answers_in_text else self.settings
 
     def _run_calls(self, reply: Message, decisions: dict[str, Decision], trajectory: Trajectory,
                    trace: RunSpans | None) -> Generator[Event, None, _CallsEnded | None]:

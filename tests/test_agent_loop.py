@@ -10,7 +10,7 @@ import pytest
 from agentkit import Agent, Message, tool
 from agentkit.events import ContextAdded, ModelText, ModelTurn, PhaseStarted, RunFinished, ToolFinished, ToolStarted
 from agentkit.extensions import Instructions
-from agentkit.models.protocol import ModelResponse, TransientModelError
+from agentkit.models.protocol import GenerationSettings, ModelResponse, TransientModelError
 from agentkit.repeats import uses_results
 from agentkit.testing import FunctionModel, ScriptedModel, ScriptExhausted, call, calls
 from agentkit.trajectory import read_jsonl
@@ -245,6 +245,18 @@ def test_a_repeated_call_is_answered_from_its_result_and_a_repeat_without_tools_
     assert [s.tool_choice if s else None for s in model.settings] == [None, None, None, "none"]
     assert result.stop_reason == "repeated_call" and result.answer == "391"
     assert len(result.trajectory.turns) == 4
+
+
+def test_a_tool_choice_the_user_set_is_kept_and_a_second_repeat_ends_the_run() -> None:
+    @tool
+    def mul(a: int, b: int) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    model = ScriptedModel([call("mul", a=17, b=23)] * 3 + ["never asked"])
+    result = Agent(model, tools=[mul], settings=GenerationSettings(tool_choice="mul")).run("17 * 23?")
+    assert [s.tool_choice if s else None for s in model.settings] == ["mul"] * 3
+    assert result.stop_reason == "repeated_call" and result.answer == "391"
 
 
 def test_at_the_step_limit_a_second_repeat_ends_the_run_with_its_results() -> None:
