@@ -9,7 +9,9 @@ next reply is asked with no tools offered (`tool_choice="none"`), on the run wit
 (small models copy them), so it answers in text from the results it has. When the run cannot go on (a
 finishing tool was forced, the reply without tools repeated anyway, or the step limit is reached), it ends
 with stop_reason "repeated_call" and the repeated calls' results as its answer, one per line (the model has
-made clear that these results are what it has); so does an empty reply without tools.
+made clear that these results are what it has); so does an empty reply without tools, or one that mentions
+nothing of the results (`uses_results`). An agent whose settings demand a call (`tool_choice` "required" or a
+tool's name) is not asked for text: its second repeat in a row ends the run.
 
 A call that failed may be tried again (the failure may have been transient). Once the same call has failed
 twice with the same error, though, a third try is a loop too (arguments a tool rejects, a query the
