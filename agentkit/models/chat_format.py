@@ -259,9 +259,12 @@ def decode_tokens(logits: Any, *, choose: Callable[[Any], tuple[int, float]], ad
     with no tools offered, and after a stray ">" too). Their logits are set to -inf in place, so the recorded
     log-probs are those of the distribution actually sampled from."""
     emitted, text, finish, cut_by_string = 0, "", "length", False
+    masked = list(no_call)  # emptied once the reply has a letter or digit
     for _ in range(max(max_tokens, 0)):
-        if no_call and not any(ch.isalnum() for ch in text):
-            logits[list(no_call)] = float("-inf")
+        if masked and any(ch.isalnum() for ch in text):
+            masked = []
+        if masked:
+            logits[masked] = float("-inf")
         token, logprob = choose(logits)
         completion.append(token)
         logprobs.append(logprob)

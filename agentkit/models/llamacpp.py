@@ -107,7 +107,8 @@ class _Parked:
 
     ids: list[int]
     state: _CacheState | None
-    data: bytes
+    data: Any  # the ctypes buffer llama.cpp wrote, read back as it is
+    size: int
 
     @classmethod
     def save(cls, llm: Any, state: _CacheState | None) -> _Parked:
@@ -119,18 +120,15 @@ class _Parked:
         size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, buffer, size, 0)
-        return cls(ids=[int(i) for i in llm.input_ids[: llm.n_tokens]], state=state, data=bytes(buffer)[:written])
+        return cls(ids=[int(i) for i in llm.input_ids[: llm.n_tokens]], state=state, data=buffer, size=written)
 
     def restore(self, llm: Any) -> bool:
         """Put this conversation back as `llm`'s whole cache; False (and an empty cache) if llama.cpp
         refuses it."""
-        import ctypes
-
         import llama_cpp
 
         llm._ctx.kv_cache_seq_rm(0, 0, -1)
-        buffer = (ctypes.c_uint8 * len(self.data)).from_buffer_copy(self.data)
-        if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buffer, len(self.data), 0) != len(self.data):
+        if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, self.data, self.size, 0) != self.size:
             llm._ctx.kv_cache_seq_rm(0, 0, -1)
             llm.n_tokens = 0
             return False
@@ -367,8 +365,9 @@ class LlamaCppModel:
         parked = slot.parked if self.reuse_cache else None
         if parked is not None and common_prefix(parked.ids, prompt_ids) > keep + PARK_TOKENS:
             slot.parked = _Parked.save(llm, previous) if llm.n_tokens - keep > PARK_TOKENS else None
-            keep = common_prefix(parked.ids, prompt_ids) if parked.restore(llm) else 0
-            self.parking["restored"] += 1
+            restored = parked.restore(llm)
+            keep = common_prefix(parked.ids, prompt_ids) if restored else 0
+            self.parking["restored"] += restored
         elif self.reuse_cache and llm.n_tokens - keep > PARK_TOKENS:
             slot.parked = _Parked.save(llm, previous)
             self.parking["parked"] += 1
