@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from agentkit.models.protocol import (
@@ -74,13 +75,12 @@ def resolve_model(spec: str | Model, *, parallel: int = 1, **options: Any) -> Mo
 
         return LiteLLMModel(rest, **options)
     if prefix == "local":
-        from agentkit.models.adapter import load_with_adapter, split_adapter_spec
+        from agentkit.models.adapter import split_adapter_spec
 
-        base, adapter = split_adapter_spec(rest)  # local:BASE+ADAPTER_DIR: a LoRA adapter on a local model (torch)
-        if adapter is None:
-            return load_local(rest, parallel=parallel, **options)
-        adapted: Model = load_with_adapter(base, adapter, **options)  # the torch engine (peft)
-        return adapted
+        base, adapter = split_adapter_spec(rest)  # local:BASE+ADAPTER_DIR: a LoRA adapter on a local model
+        if adapter is not None:
+            options.setdefault("name", f"local:{rest}")
+        return load_local(base, parallel=parallel, adapter=adapter, **options)
     if prefix == "script":
         from agentkit.testing import ScriptedModel
 
@@ -88,8 +88,10 @@ def resolve_model(spec: str | Model, *, parallel: int = 1, **options: Any) -> Mo
     raise ModelConfigError(f"unknown model backend {prefix!r} in {spec!r} (openai, vllm, litellm, local, script)")
 
 
-def load_local(spec: str, *, engine: str | None = None, parallel: int = 1, **options: Any) -> Model:
-    """An in-process model: an embedded name (`default`, `smollm2-135m`), a `.gguf` file or a saved folder.
+def load_local(spec: str, *, engine: str | None = None, parallel: int = 1, adapter: Path | None = None,
+               **options: Any) -> Model:
+    """An in-process model: an embedded name (`default`, `smollm2-135m`), a `.gguf` file or a saved folder,
+    with the peft LoRA `adapter` on top if given.
 
     `engine` ("auto", "llama.cpp" or "torch"; default `$AGENTKIT_ENGINE`, else "auto") picks the
     runtime: auto takes llama.cpp for GGUF models when llama-cpp-python is installed (and no
@@ -107,13 +109,19 @@ def load_local(spec: str, *, engine: str | None = None, parallel: int = 1, **opt
         torch_only = any(k in options for k in _TORCH_ONLY_OPTIONS)
         engine = "llama.cpp" if is_gguf and llama_cpp_available() and not torch_only else "torch"
     if engine == "torch":
+        from agentkit.models.adapter import load_with_adapter
         from agentkit.models.local import LocalModel
 
-        return LocalModel.load(spec, **options)
+        return load_with_adapter(spec, adapter, **options) if adapter else LocalModel.load(spec, **options)
     if not is_gguf:
         raise ModelConfigError(f"the llama.cpp engine runs GGUF files; {spec!r} is not one (use engine='torch')")
     if not llama_cpp_available():
         raise ModelConfigError(f"the llama.cpp engine is not installed: {INSTALL_HINT}")
     path = embedded_gguf_path(spec) if embedded_model(spec) is not None else os.path.expanduser(spec)
     options.setdefault("name", f"local:{spec or 'default'}")
+    if adapter is not None:  # the adapter as a GGUF LoRA beside it (written once, rewritten when retrained)
+        from agentkit.models.adapter import check_adapter_dir
+        from agentkit.models.gguf_lora import gguf_adapter
+
+        options["lora"] = gguf_adapter(check_adapter_dir(adapter), Path(path))
     return LlamaCppModel(path, parallel=parallel, **options)

@@ -3,7 +3,9 @@
     model = resolve_model("local:smollm2-135m+learn-runs/a/adapter")   # base by name or path, adapter folder
 
 The adapter is a peft folder (adapter_config.json + weights), as `agentkit train` and `agentkit learn`
-write it; its LoRA layers are injected into the base module in place, so the `LocalModel` runs them.
+write it. On the torch engine its LoRA layers are injected into the base module in place, so the
+`LocalModel` runs them; on llama.cpp (the default for GGUF models) it runs as a GGUF LoRA written beside
+it (`gguf_lora`).
 """
 
 from __future__ import annotations
@@ -24,11 +26,17 @@ def split_adapter_spec(spec: str) -> tuple[str, Path | None]:
     return base, Path(adapter).expanduser()
 
 
-def load_with_adapter(base: str, adapter: Path, **options: Any) -> Any:
-    """Load the local model `base` and put the LoRA adapter in `adapter` onto it."""
+def check_adapter_dir(adapter: Path) -> Path:
+    """`adapter`, if it is a peft adapter folder; a clear error otherwise."""
     if not (adapter / "adapter_config.json").is_file():
         raise ModelConfigError(f"{adapter} is not a LoRA adapter folder (no adapter_config.json); give the "
                                "adapter/ folder that agentkit learn or agentkit train wrote")
+    return adapter
+
+
+def load_with_adapter(base: str, adapter: Path, **options: Any) -> Any:
+    """Load the local model `base` on the torch engine and put the LoRA adapter in `adapter` onto it."""
+    check_adapter_dir(adapter)
     try:
         import peft
     except ImportError as exc:

@@ -137,6 +137,22 @@ class _Parked:
         return True
 
 
+def _apply_lora(llm: Any, path: Path) -> None:
+    """Run the GGUF LoRA at `path` on `llm`'s context (freed with `llm`). Unlike `Llama(lora_path=...)`,
+    which turns memory-mapping off, the base weights stay mapped, so slots share them."""
+    import ctypes
+
+    import llama_cpp
+
+    adapter = llama_cpp.llama_adapter_lora_init(llm._model.model, str(path).encode())
+    if adapter is None:
+        raise ModelConfigError(f"llama.cpp could not load the LoRA {path} on this model (see its log above)")
+    llm._stack.callback(llama_cpp.llama_adapter_lora_free, adapter)  # freed before the model it belongs to
+    adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
+    if llama_cpp.llama_set_adapters_lora(llm._ctx.ctx, adapters, 1, (ctypes.c_float * 1)(1.0)):
+        raise ModelConfigError(f"llama.cpp could not set the LoRA {path}")
+
+
 @dataclass
 class _Slot:
     """One llama.cpp context and what its KV cache holds (and one conversation parked beside it)."""
@@ -173,11 +189,14 @@ class LlamaCppModel:
         reuse_cache: keep the KV cache across calls of one conversation.
         parallel: calls served at once (threads calling `generate` together, e.g. `evaluate(concurrency=N)`),
             each in its own context of `n_threads`; more slots than free cores / threads is slower.
+        lora: a GGUF LoRA file run on top of the model (`gguf_lora.gguf_adapter` writes one from a peft
+            adapter); the base weights stay memory-mapped and shared.
     """
 
     def __init__(self, model_path: str | Path, *, name: str = "local", n_threads: int | None = None,
                  n_ctx: int | None = None, text_tools: bool | None = None, default_temperature: float = 0.7,
-                 max_new_tokens: int = 512, reuse_cache: bool = True, parallel: int = 1) -> None:
+                 max_new_tokens: int = 512, reuse_cache: bool = True, parallel: int = 1,
+                 lora: str | Path | None = None) -> None:
         if not llama_cpp_available():
             raise ModelConfigError(f"the llama.cpp engine needs llama-cpp-python: {INSTALL_HINT}")
         import numpy as np
@@ -196,6 +215,10 @@ class LlamaCppModel:
                            for _ in range(parallel)]
         except (ValueError, RuntimeError) as exc:
             raise ModelConfigError(f"llama.cpp could not load {path}: {exc}") from exc
+        self.lora = Path(lora) if lora is not None else None
+        if self.lora is not None:
+            for slot in self._slots:
+                _apply_lora(slot.llm, self.lora)
         self.llm = self._slots[0].llm  # tokeniser and metadata (the vocabulary is read-only, shared by calls)
         self.name = name
         self.model_path = path
