@@ -46,8 +46,8 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option("local:default", "--model", help="Model string; rl needs a local: model."),
         budget: str = typer.Option("45m", "--budget", help="Learning budget: 45m, 90s, 1.5h, 200ep or 45m,200ep."),
         method: str | None = typer.Option(None, "--method", help="Comma-separated: skills, notes, pacing, rl "
-                                          "(run in this order). Default: skills,notes,pacing, then rl when the "
-                                          "model can be trained in-process (a local torch model)."),
+                                          "(run in this order). Default: skills,notes,pacing, then rl for a "
+                                          "local torch model (on llama.cpp, name rl to run it)."),
         out: Path = typer.Option(..., "--out", help="Run folder: artefacts, trajectories, report, state."),
         seed: int = typer.Option(0, "--seed", help="Seeds the split, the train order and RL."),
         heldout: Path | None = typer.Option(None, "--heldout", help="A task file of held-out tasks (same --env "
@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
 
         try:  # the learning loop lives in agentkit.training, which needs torch even for skills and notes
             from agentkit.training.learning import TABLE_HEADER, Budget, LearnEvent, learn
-            from agentkit.training.learning.methods import untrainable
+            from agentkit.training.learning.methods import rl_by_default, untrainable
         except ImportError as exc:
             raise typer.BadParameter(f"agentkit learn needs the train extra (pip install 'agentkit[train]'): "
                                      f"{exc}") from exc
@@ -107,9 +107,10 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"cannot load the tasks: {exc}") from exc
         with console.status(f"Loading model {model} …"):
             the_model = resolve_model(model, parallel=concurrency)
-        if methods is None and untrainable(the_model):  # learn's default then leaves rl out: say so
-            console.print(f"rl left out: {model} runs on an engine that cannot train (AGENTKIT_ENGINE=torch loads "
-                          "a local model in torch, which can); learning skills, notes and pacing")
+        if methods is None and not rl_by_default(the_model):  # learn's default then leaves rl out: say so
+            why = untrainable(the_model) or ("on llama.cpp, rl runs only when named (--method skills,notes,pacing,rl): "
+                                             "a GRPO step of this model takes about a minute of a CPU budget")
+            console.print(f"rl left out: {why}; learning skills, notes and pacing")
 
         columns = (TextColumn("[bold]{task.fields[phase]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import glob
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import typer
 
 from agentkit.cli.eval_cmd import SCHEMA_HELP
+from agentkit.training.config import Algorithm
 
-ALGOS = ("grpo", "sdar", "skill1", "dual-track")
+ALGOS = get_args(Algorithm)
 
-train_app = typer.Typer(help="Train the model with RL on logged runs or online (GRPO, SDAR, Skill1, Dual-Track).",
+train_app = typer.Typer(help="Train the model on logged runs or online: RL (GRPO, SDAR, Skill1, Dual-Track) or "
+                        "SFT on the good runs.",
                         invoke_without_command=True, no_args_is_help=False)
 
 
@@ -32,7 +34,8 @@ def train(
     data: list[str] = typer.Option(None, "--data", help="Trajectory JSONL files or glob patterns (offline)."),
     model: str = typer.Option(None, "--model", help="local:NAME or local:PATH (default: the local model the --data "
                               "runs were logged with, else local:smollm2-135m)."),
-    algo: str = typer.Option(None, "--algo", help="grpo | sdar | skill1 | dual-track."),
+    algo: str = typer.Option(None, "--algo", help="grpo | sdar | skill1 | dual-track | sft (imitate runs with "
+                              "reward >= sft_min_reward)."),
     out: Path = typer.Option(Path("ckpt"), "--out", help="Checkpoints, metrics.jsonl and rollouts go here."),
     config: Path = typer.Option(None, "--config", help="A YAML/TOML TrainConfig file."),
     online: bool = typer.Option(False, "--online", help="Roll out with the current policy between updates."),

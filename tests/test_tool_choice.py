@@ -176,7 +176,7 @@ def test_under_tool_choice_none_a_local_reply_cannot_begin_as_a_call() -> None:
     writes text under tool_choice="none"; the log-prob recorded is under the distribution it sampled from."""
     torch = pytest.importorskip("torch")
     local = tiny_local_model(seed=0)
-    brace = local._encode("{")[0]
+    brace = local.tokenize("{")[0]
 
     def prefer_brace(module: object, inputs: object, logits: object) -> object:
         out = logits.clone()  # type: ignore[attr-defined]

@@ -30,7 +30,7 @@ from agentkit.trajectory import Trajectory
 
 def test_every_algorithm_of_the_config_has_one_estimator() -> None:
     algos = typing.get_args(TrainConfig.model_fields["algo"].annotation)
-    assert set(ADVANTAGE_ESTIMATORS) == set(algos) == {"grpo", "sdar", "skill1", "dual-track"}
+    assert set(ADVANTAGE_ESTIMATORS) == set(algos) == {"grpo", "sdar", "skill1", "dual-track", "sft"}
     for name, fn in ADVANTAGE_ESTIMATORS.items():
         assert declared_name(fn) == name
         assert set(fn.config_fields) <= set(TrainConfig.model_fields)

@@ -45,6 +45,8 @@ class TrackCredit:
     mask: MaskFn
     clip: float | None = None
     """Clip the advantage to ±clip (Dual-Track)."""
+    baseline: bool = True
+    """Subtract the group's mean reward (and divide by its std); False: the reward is the advantage (SFT)."""
 
 
 class AdvantageEstimator(Protocol):
@@ -190,8 +192,20 @@ def _propose_turn(t: Trajectory, phase: str) -> int | None:
 
 # -- the registries: every algorithm, listed in one place ------------------------------------------------
 
+@advantage_estimator("sft", fields=("sft_min_reward",))
+def sft(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str, TrackCredit]:
+    """SFT: advantage 1 on every generated token of a trajectory with reward ≥ sft_min_reward, no baseline
+    (with π_old = the current policy, the token-mean negative log-likelihood); the rest are left out."""
+    kept = [1.0 if t.reward is not None and t.reward >= config.sft_min_reward else math.nan for t in trajectories]
+
+    def imitated(index: int, turns: Sequence[int], phases: Sequence[str]) -> list[float]:
+        return [0.0 if math.isnan(kept[index]) else 1.0] * len(turns)
+
+    return {"main": TrackCredit(1.0, kept, imitated, baseline=False)}
+
+
 ADVANTAGE_ESTIMATORS: Mapping[str, AdvantageEstimator] = MappingProxyType(
-    {declared_name(fn): fn for fn in (grpo, sdar, skill1, dual_track)}
+    {declared_name(fn): fn for fn in (grpo, sdar, skill1, dual_track, sft)}
 )
 """`TrainConfig.algo` → its advantage estimator."""
 

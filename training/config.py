@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Algorithm = Literal["grpo", "sdar", "skill1", "dual-track"]
+Algorithm = Literal["grpo", "sdar", "skill1", "dual-track", "sft"]
 
 
 class LoraConfig(BaseModel):
@@ -102,6 +102,13 @@ class TrainConfig(BaseModel):
     """Reward components summed into the answer track (e.g. ["execution", "format"])."""
     dual_propose_phase: str = "propose_schema"
 
+    # -- SFT (supervised fine-tuning on good trajectories) ---------------------------------------
+    sft_min_reward: float = 1.0
+    """Trajectories whose reward is at least this are imitated (every generated token, advantage 1, no
+    group baseline): rejection-sampling fine-tuning on logged runs, or plain SFT on demonstrations
+    (`agentkit.training.demonstrations`); the others are left out. SFT takes π_old = the current policy,
+    so its loss is the token-mean negative log-likelihood."""
+
     # -- optimiser ------------------------------------------------------------------------------
     lr: float = 1e-6
     """Skill1's reference run: 1e-6 (full fine-tuning of a 7B model); LoRA usually wants ~1e-5–1e-4."""
@@ -171,6 +178,10 @@ class TrainConfig(BaseModel):
             raise ValueError("clip_low and clip_high must be ≥ 0")
         if self.micro_batch_size < 1 or self.groups_per_step < 1:
             raise ValueError("micro_batch_size and groups_per_step must be ≥ 1")
+        if self.algo == "sft":
+            if "old_logprobs" in self.model_fields_set and self.old_logprobs != "current":
+                raise ValueError("sft imitates: its ratio is to the current policy (old_logprobs = 'current')")
+            self.old_logprobs = "current"
         if self.updates_per_batch > 1 and self.old_logprobs == "current":
             raise ValueError("updates_per_batch > 1 needs old_logprobs = 'logged' or 'recompute'")
         if self.rollout_concurrency < 1:

@@ -10,6 +10,8 @@ is Σ_k w_k · PPOclip(A_k; M_k), each term a token-mean over its own mask acros
 |             | rerank (λ1 = 0.3): A(NDCG) on rerank tokens; distill (λ2 = 0.3): A(r − Û) on distill tokens |
 | dual-track  | schema (w_sch = 0.25): clip(A(r_schema), ±10) on tokens up to the end of the last          |
 |             | propose_schema turn of the main chain; answer (w_ans = 1): clip(A(r_answer), ±10) on all  |
+| sft         | main (1): A = 1 on every generated token of a trajectory with r ≥ sft_min_reward, no       |
+|             | baseline (the others carry nothing)                                                       |
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+
+import torch
 
 from agentkit.training.advantages import clipped, group_advantages, group_id, zero_variance_groups
 from agentkit.training.algorithms import estimator_for
@@ -41,9 +45,16 @@ def track_rewards(trajectories: Sequence[Trajectory], config: TrainConfig) -> di
 def informative_groups(trajectories: Sequence[Trajectory], config: TrainConfig) -> tuple[set[Hashable], set[Hashable]]:
     """(groups with signal on at least one track, groups with none)."""
     groups = [group_id(t) for t in trajectories]
-    rewards = track_rewards(trajectories, config)
-    dead = set.intersection(*(zero_variance_groups(r, groups) for r in rewards.values()))
+    credit = estimator_for(config)(trajectories, config)
+    dead = set.intersection(*(zero_variance_groups(track.rewards, groups) if track.baseline
+                              else _silent_groups(track.rewards, groups) for track in credit.values()))
     return set(groups) - dead, dead
+
+
+def _silent_groups(rewards: Sequence[float], groups: Sequence[Hashable]) -> set[Hashable]:
+    """Groups with no nonzero reward (for a track without a baseline, the reward is the advantage)."""
+    live = {g for r, g in zip(rewards, groups, strict=True) if not math.isnan(r) and r != 0}
+    return set(groups) - live
 
 
 def assign_credit(
@@ -60,7 +71,10 @@ def assign_credit(
     rewards = {name: track.rewards for name, track in credit.items()}
     adv = {}
     for name, track in credit.items():
-        a = group_advantages(track.rewards, groups, scale_by_std=config.scale_adv_by_std, eps=config.adv_eps)
+        if track.baseline:
+            a = group_advantages(track.rewards, groups, scale_by_std=config.scale_adv_by_std, eps=config.adv_eps)
+        else:
+            a = torch.nan_to_num(torch.tensor(track.rewards, dtype=torch.float32), nan=0.0)
         adv[name] = clipped(a, track.clip) if track.clip is not None else a
     for seq in sequences:
         traj = trajectories[seq.trajectory]

@@ -85,10 +85,11 @@ def micro_batch_loss(logp: torch.Tensor, ent: torch.Tensor, batch: PackedBatch, 
     old = inputs.old_lp[k] if inputs.old_lp is not None else logp.detach()
     ones = torch.ones_like(logp)
     loss = logp.new_zeros(())
-    step_mismatch = mismatch_metrics(logp, batch.old_logprobs)  # vs the logged rollout log-probs
-    sums.mismatch_k3 += step_mismatch["mismatch_kl"] * batch.n_tokens
-    sums.mismatch_n += batch.n_tokens
-    sums.mismatch_ratio_max = max(sums.mismatch_ratio_max, step_mismatch["mismatch_ratio_max"])
+    if config.algo != "sft":  # SFT's tokens may not have been sampled (demonstrations log 0)
+        step_mismatch = mismatch_metrics(logp, batch.old_logprobs)  # vs the logged rollout log-probs
+        sums.mismatch_k3 += step_mismatch["mismatch_kl"] * batch.n_tokens
+        sums.mismatch_n += batch.n_tokens
+        sums.mismatch_ratio_max = max(sums.mismatch_ratio_max, step_mismatch["mismatch_ratio_max"])
     for tr in inputs.tracks:
         values = batch.tracks[tr.name]
         adv = values.advantages * (inputs.weights[k] if inputs.weights is not None else 1.0)
@@ -99,6 +100,7 @@ def micro_batch_loss(logp: torch.Tensor, ent: torch.Tensor, batch: PackedBatch, 
         sums.add(f"clipped_{tr.name}", float(n_clipped))
     entropy = token_mean(ent, ones, inputs.denom.all)
     sums.add("entropy", float(entropy.detach()))
+    sums.add("nll", float(token_mean(-logp.detach(), ones, inputs.denom.all)))
     if config.entropy_coef:
         loss = loss - config.entropy_coef * entropy
     if inputs.ref_lp is not None:
@@ -125,16 +127,17 @@ def sync_sums(sums: StepSums, inputs: StepInputs, device: torch.device) -> None:
     keys = sorted(k for k in sums.sums if k != "ratio_max")
     if dist.active():
         teacher_keys = inputs.teacher.metric_keys if inputs.teacher is not None and inputs.teacher_lp else ()
-        keys = sorted({f"{p}_{tr.name}" for tr in inputs.tracks for p in ("pg_loss", "clipped")} | {"loss", "entropy"}
-                      | ({"kl"} if inputs.ref_lp is not None else set()) | set(teacher_keys))
+        keys = sorted({f"{p}_{tr.name}" for tr in inputs.tracks for p in ("pg_loss", "clipped")}
+                      | {"loss", "entropy", "nll"} | ({"kl"} if inputs.ref_lp is not None else set())
+                      | set(teacher_keys))
     sums.sums.update(zip(keys, dist.sum_floats([sums.sums.get(k, 0.0) for k in keys], device), strict=True))
 
 
 def step_record(sums: StepSums, inputs: StepInputs) -> dict[str, Any]:
-    """The step's metrics from its (synced) sums: losses, entropy, KL, ratio, mismatch, clip fraction and
-    the teacher pass's own fields."""
+    """The step's metrics from its (synced) sums: losses, entropy, NLL (the generated tokens' mean negative
+    log-prob), KL, ratio, mismatch, clip fraction and the teacher pass's own fields."""
     record: dict[str, Any] = {}
-    for key in ("loss", "entropy", "kl", "ratio_max"):
+    for key in ("loss", "entropy", "nll", "kl", "ratio_max"):
         if key in sums.sums:
             record[key] = sums.sums[key]
     if sums.mismatch_n:

@@ -93,7 +93,9 @@ def fit_online(trainer: Trainer, env: Environment, tasks: Sequence[Task] | None 
         return RolloutBatch(dist.gather_objects(batch), version, position, rollout_s)
 
     rollouts_path = trainer.out_dir / "rollouts.jsonl"
-    if isinstance(engine, SnapshotRollout):  # made before a resume, it would hold the weights of before
+    # An engine that holds its own copy of the policy (a snapshot; llama.cpp's LoRA), made before a resume,
+    # would hold the weights of before.
+    if isinstance(engine, SnapshotRollout) or getattr(engine, "synced_step", trainer.step) != trainer.step:
         engine.sync(trainer.policy, trainer.step)
     engine_version = trainer.step  # the engine samples from the policy as it is now (vLLM: shipped on first use)
     ahead = dict(trainer.position)  # the task order's position after the last batch launched

@@ -28,7 +28,8 @@ def progress(enabled: bool, total: int, start: int) -> Iterator[Callable[[int, d
         task = bar.add_task("", total=total, completed=start)
 
         def advance(step: int, record: dict[str, Any]) -> None:
-            desc = f"loss {record.get('loss', float('nan')):.4f} reward {record.get('reward_mean', 0.0):.3f}"
+            desc = (f"loss {record.get('loss', float('nan')):.4f} nll {record.get('nll', float('nan')):.3f} "
+                    f"reward {record.get('reward_mean', 0.0):.3f}")
             bar.update(task, completed=step, description=desc)
 
         yield advance

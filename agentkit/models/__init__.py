@@ -124,4 +124,4 @@ def load_local(spec: str, *, engine: str | None = None, parallel: int = 1, adapt
         from agentkit.models.gguf_lora import gguf_adapter
 
         options["lora"] = gguf_adapter(check_adapter_dir(adapter), Path(path))
-    return LlamaCppModel(path, parallel=parallel, **options)
+    return LlamaCppModel(path, parallel=parallel, source=spec, **options)

