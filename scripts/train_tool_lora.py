@@ -36,11 +36,17 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2e-4)
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mix", default=None, help="kinds' shares, e.g. single=45,use_result=15,sequence=30,"
+                        "no_tool=10 (default: the generator's KIND_WEIGHTS)")
+    parser.add_argument("--no-refusals", action="store_true", help="no answers saying no offered tool fits")
+    parser.add_argument("--fresh-names", type=float, default=0.0, help="share of tools renamed per conversation")
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    conversations = synthetic_conversations(args.conversations, seed=args.seed)
+    mix = {k: float(v) for k, v in (part.split("=") for part in args.mix.split(","))} if args.mix else None
+    conversations = synthetic_conversations(args.conversations, seed=args.seed, weights=mix,
+                                            refusals=not args.no_refusals, fresh_names=args.fresh_names)
     demos = demonstration_trajectories(load_local(args.model), conversations)
     with (args.out / "demonstrations.jsonl").open("w") as f:
         for t in demos:
@@ -59,7 +65,9 @@ def main() -> None:
     shutil.rmtree(args.out / "adapter", ignore_errors=True)
     shutil.copytree(found / "adapter", args.out / "adapter")
     summary = {"conversations": len(demos), "steps": trainer.step, "batch": args.batch, "lr": args.lr,
-               "rank": args.rank, "seed": args.seed, "prepare_s": round(prepared),
+               "rank": args.rank, "seed": args.seed, "mix": mix, "refusals": not args.no_refusals,
+               "fresh_names": args.fresh_names,
+               "prepare_s": round(prepared),
                "minutes": round((time.perf_counter() - started) / 60, 1),
                "kinds": {k: sum(c.kind == k for c in conversations) for k in sorted({c.kind for c in conversations})}}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2))

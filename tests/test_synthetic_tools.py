@@ -200,3 +200,28 @@ def test_conversations_are_diverse() -> None:
     styles = Counter("json" if r.startswith("{") else "text" if " " in r else "bare"
                      for conv in data for r in results(conv))
     assert styles["json"] >= 300 and styles["text"] >= 200 and styles["bare"] >= 30, styles
+
+
+def test_fresh_names_rename_tools_but_keep_them_callable_and_clear_of_the_held_out_ones() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    plain = {t["function"]["name"] for c in synthetic_conversations(300, seed=4) for t in c.tools}
+    fresh = synthetic_conversations(300, seed=4, fresh_names=0.6)
+    names = {t["function"]["name"] for c in fresh for t in c.tools}
+    assert len(names - set(tool_names())) > 100 and plain <= set(tool_names())
+    for conv in fresh:
+        offered = {t["function"]["name"] for t in conv.tools}
+        assert not offered & HELD_OUT_TOOLS
+        assert not any({w.lower() for w in re.split(r"_|(?=[A-Z])", n)} & HELD_OUT_WORDS for n in offered)
+        for call in calls(conv):
+            jsonschema.validate(call.arguments, spec_of(conv, call.name))
+
+
+def test_the_mix_and_the_refusals_can_be_chosen() -> None:
+    convs_ = synthetic_conversations(400, seed=2, weights={"single": 1, "no_tool": 1}, refusals=False)
+    assert {c.kind for c in convs_} == {"single", "no_tool"}
+    refusal = re.compile(r"tools? (I have|available)|don't have a tool|needs a tool")
+    assert not [c for c in convs_ if c.kind == "no_tool" and refusal.search(c.messages[-1].content)]
+    assert [c for c in synthetic_conversations(400, seed=2) if c.kind == "no_tool"
+            and refusal.search(c.messages[-1].content)]
+    with pytest.raises(ValueError, match="weights"):
+        synthetic_conversations(3, weights={"chat": 1})

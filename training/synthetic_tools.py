@@ -1427,9 +1427,35 @@ def _check_args(spec: Mapping[str, Any], args: Mapping[str, Any]) -> None:
         assert ok and ("enum" not in prop or v in prop["enum"]), (spec["function"]["name"], k, v)
 
 
+_VERBS = ("get", "lookup", "find", "fetch", "check", "query", "search", "show", "retrieve", "read")
+_SUFFIXES_NAME = ("", "", "", "_info", "_data", "_api", "_v2", "_tool", "_now", "_details")
+_ACTIONS = frozenset({"add", "book", "send", "create", "cancel", "place", "dim", "set", "reserve", "schedule",
+                      "open", "close", "update", "delete", "renew", "pay", "start", "stop", "turn", "register",
+                      "submit", "assign", "order", "transfer", "log", "apply", "request", "rename", "move",
+                      "remove", "lock", "unlock", "post", "play", "refund", "return", "enroll", "issue"})
+
+
 class _Builder:
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, fresh_names: float = 0.0) -> None:
         self.rng = rng
+        self.fresh_names = fresh_names
+
+    def name(self, fam: _Family) -> str:
+        """One of the family's names, or (with probability `fresh_names`) a new one made from its words, so
+        that a model learns to read the offered tools rather than remember their names."""
+        rng = self.rng
+        name = rng.choice(fam.names)
+        if not self.fresh_names or rng.random() >= self.fresh_names:
+            return name
+        words = [w for w in name.split("_") if w not in _VERBS]
+        lead = [] if words and words[0] in _ACTIONS else [rng.choice(_VERBS)]  # add_x stays an action
+        fresh = "_".join([*lead, *words]) + rng.choice(_SUFFIXES_NAME)
+        if fresh in HELD_OUT_TOOLS or set(fresh.split("_")) & HELD_OUT_WORDS:
+            return name
+        if rng.random() < 0.2:  # camelCase, as some APIs name their tools
+            head, *rest = fresh.split("_")
+            fresh = head + "".join(w.capitalize() for w in rest)
+        return fresh
 
     def call(self, fam: _Family, name: str, args: dict[str, Any]) -> ToolCall:
         _check_args(fam.spec(name), args)
@@ -1446,7 +1472,7 @@ class _Builder:
         if siblings and k and rng.random() < 0.4:  # a look-alike from the same domain
             chosen.append(rng.choice(siblings))
         chosen += rng.sample([f for f in pool if f not in chosen], k - len(chosen))
-        offered = [*needed, *((f, rng.choice(f.names)) for f in chosen)]
+        offered = [*needed, *((f, self.name(f)) for f in chosen)]
         rng.shuffle(offered)
         return [f.spec(n) for f, n in offered]
 
@@ -1455,7 +1481,7 @@ class _Builder:
 
     def single(self, fam: _Family, judged: bool = False) -> ToolConversation:
         """One call; with `judged`, a question on the result (is a value above/below the user's threshold?)."""
-        rng, name, judge = self.rng, self.rng.choice(fam.names), fam.judge if judged else None
+        rng, name, judge = self.rng, self.name(fam), fam.judge if judged else None
         template = self.ask(rng.choice(judge.asks if judge else fam.asks))
         args, surf = _draw_args(fam, set(_fields(template)), rng)
         extra: dict[str, Any] = {}
@@ -1477,7 +1503,7 @@ class _Builder:
     def chained(self, chain: ChainPattern) -> ToolConversation:
         rng = self.rng
         a, b = _BY_KEY[chain.first], _BY_KEY[chain.second]
-        name_a, name_b = rng.choice(a.names), rng.choice(b.names)
+        name_a, name_b = self.name(a), self.name(b)
         template = self.ask(rng.choice(chain.asks))
         wanted = set(_fields(template))
         args_a, surf_a = _draw_args(a, wanted, rng)
@@ -1501,7 +1527,7 @@ class _Builder:
             if (a.key, b.key) not in _CHAIN_PAIRS:
                 break
         requests, calls, answers = [], [], []
-        names = [rng.choice(a.names), rng.choice(b.names)]
+        names = [self.name(a), self.name(b)]
         for fam, name in zip((a, b), names, strict=True):
             template = self.ask(rng.choice(fam.asks))
             args, surf = _draw_args(fam, set(_fields(template)), rng)
@@ -1519,8 +1545,8 @@ class _Builder:
         messages = [Message.user(_dress(request, rng, _may_lower(a, b))), *calls, Message.assistant(" ".join(answers))]
         return ToolConversation("sequence", self.offer([(a, names[0]), (b, names[1])], 2, 6), messages)
 
-    def no_tool(self) -> ToolConversation:
-        rng, r = self.rng, self.rng.random()
+    def no_tool(self, refusals: bool = True) -> ToolConversation:
+        rng, r = self.rng, self.rng.random() * (1.0 if refusals else 0.7)
         avoid: tuple[str, ...] = ()
         if r < 0.25:
             request, answer = rng.choice(_CHITCHAT)
@@ -1538,19 +1564,26 @@ class _Builder:
         return ToolConversation("no_tool", self.offer([], 1, 5, avoid), messages)
 
 
-_KINDS = ("single", "use_result", "sequence", "no_tool")
-_WEIGHTS = (40, 15, 25, 20)
+KIND_WEIGHTS: Mapping[str, float] = {"single": 40, "use_result": 15, "sequence": 25, "no_tool": 20}
+"""The default mix of conversation kinds (percent)."""
 _JUDGED = tuple(f for f in _FAMILIES if f.judge is not None)
 
 
-def synthetic_conversations(n: int, seed: int = 0) -> list[ToolConversation]:
-    """`n` tool-use conversations drawn with `random.Random(seed)`: about 40 % one call, 15 % one call whose
-    result the answer must reason on, 25 % two calls in sequence, 20 % no call."""
+def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, float] | None = None,
+                            refusals: bool = True, fresh_names: float = 0.0) -> list[ToolConversation]:
+    """`n` tool-use conversations drawn with `random.Random(seed)`: by default (`KIND_WEIGHTS`) about 40 %
+    one call, 15 % one call whose result the answer must reason on, 25 % two calls in sequence, 20 % no
+    call. `refusals=False` leaves out the no-call answers that say no offered tool can do the request;
+    `fresh_names` is the share of tools renamed from their family's words (`get_x_info`, `queryX`)."""
+    mix = dict(weights or KIND_WEIGHTS)
+    if set(mix) - set(KIND_WEIGHTS) or not any(mix.values()):
+        raise ValueError(f"weights name kinds of {sorted(KIND_WEIGHTS)}, at least one above 0")
+    kinds, shares = list(mix), list(mix.values())
     rng = random.Random(seed)
-    build = _Builder(rng)
+    build = _Builder(rng, fresh_names)
     out: list[ToolConversation] = []
     for _ in range(n):
-        kind = rng.choices(_KINDS, _WEIGHTS)[0]
+        kind = rng.choices(kinds, shares)[0]
         if kind == "single":
             conv = build.single(rng.choice(_FAMILIES))
         elif kind == "use_result":
@@ -1558,7 +1591,7 @@ def synthetic_conversations(n: int, seed: int = 0) -> list[ToolConversation]:
         elif kind == "sequence":
             conv = build.chained(rng.choice(CHAIN_PATTERNS)) if rng.random() < 0.65 else build.two_things()
         else:
-            conv = build.no_tool()
+            conv = build.no_tool(refusals)
         assert not {t["function"]["name"] for t in conv.tools} & HELD_OUT_TOOLS
         out.append(conv)
     return out

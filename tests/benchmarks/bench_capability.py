@@ -36,6 +36,7 @@ from agentkit import Agent, tool
 from agentkit.builtin_tools import calculator, evaluate
 from agentkit.memory.tool_selection import ToolSelection
 from agentkit.models import GenerationSettings, load_local
+from agentkit.models.adapter import split_adapter_spec
 
 DATA = Path(__file__).with_name("data") / "tool_capability.jsonl"
 
@@ -273,7 +274,8 @@ def main() -> None:
             started = time.perf_counter()
             options = {"n_threads": args.threads} if args.threads and args.engine != "torch" else {}
             options.update({"parallel": args.concurrency} if args.concurrency > 1 else {})
-            model = load_local(spec.removeprefix("local:"), engine=args.engine, text_tools=(fmt == "text"), **options)
+            base, adapter = split_adapter_spec(spec.removeprefix("local:"))  # NAME or NAME+ADAPTER_DIR
+            model = load_local(base, engine=args.engine, text_tools=(fmt == "text"), adapter=adapter, **options)
             offered = (", all tools, nearest first" if args.select_tools is None
                        else f", {args.select_tools} tools offered" if args.select_tools else "")
             key = f"{spec} [{fmt}, {type(model).__name__}{offered}]"
