@@ -39,6 +39,8 @@ def main() -> None:
     parser.add_argument("--mix", default=None, help="kinds' shares, e.g. single=45,use_result=15,sequence=30,"
                         "no_tool=10 (default: the generator's KIND_WEIGHTS)")
     parser.add_argument("--no-refusals", action="store_true", help="no answers saying no offered tool fits")
+    parser.add_argument("--calls", default="json", choices=["json", "template"],
+                        help="how calls are written (json: the bare JSON the embedded Qwen writes)")
     parser.add_argument("--fresh-names", type=float, default=0.0, help="share of tools renamed per conversation")
     args = parser.parse_args()
 
@@ -47,7 +49,7 @@ def main() -> None:
     mix = {k: float(v) for k, v in (part.split("=") for part in args.mix.split(","))} if args.mix else None
     conversations = synthetic_conversations(args.conversations, seed=args.seed, weights=mix,
                                             refusals=not args.no_refusals, fresh_names=args.fresh_names)
-    demos = demonstration_trajectories(load_local(args.model), conversations)
+    demos = demonstration_trajectories(load_local(args.model), conversations, calls=args.calls)
     with (args.out / "demonstrations.jsonl").open("w") as f:
         for t in demos:
             f.write(t.model_dump_json() + "\n")
@@ -66,7 +68,7 @@ def main() -> None:
     shutil.copytree(found / "adapter", args.out / "adapter")
     summary = {"conversations": len(demos), "steps": trainer.step, "batch": args.batch, "lr": args.lr,
                "rank": args.rank, "seed": args.seed, "mix": mix, "refusals": not args.no_refusals,
-               "fresh_names": args.fresh_names,
+               "fresh_names": args.fresh_names, "calls": args.calls,
                "prepare_s": round(prepared),
                "minutes": round((time.perf_counter() - started) / 60, 1),
                "kinds": {k: sum(c.kind == k for c in conversations) for k in sorted({c.kind for c in conversations})}}

@@ -88,3 +88,16 @@ def test_synthetic_conversations_replay_cleanly() -> None:
         trajectory = demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}")
         assert len(trajectory.turns) == sum(m.role == "assistant" for m in c.messages)
         assert trajectory.answer == c.messages[-1].content
+
+
+def test_calls_can_be_taught_in_the_json_the_model_writes() -> None:
+    """calls="json": a call is written as the bare JSON the embedded Qwen writes (its `<tool_call>` token is
+    all but dead), and the next prompt carries that text, so the turns still chain."""
+    model = load_local("default")
+    trajectory = demonstration_trajectory(model, TOOLS, conversation(), task_id="demo-json", calls="json")
+    first, second, last = trajectory.turns
+    assert first.completion_text == '{"name": "find_order", "arguments": {"order_id": "ORD-1"}}<|im_end|>'
+    assert "<tool_call>" not in second.completion_text and second.completion_text.startswith('{"name": "track_parcel"')
+    assert [t.extends for t in trajectory.turns] == [None, 0, 1]
+    assert '{"name": "find_order"' in model.render_prompt(trajectory.messages[:3], TOOLS)
+    assert last.completion_text.startswith("Order ORD-1 has shipped")

@@ -14,8 +14,9 @@ generated conversation's, and the trainer learns every reply as one sequence.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from agentkit.agent import Agent
 from agentkit.messages import Message, Usage
@@ -39,6 +40,10 @@ class Renderer(Protocol):
         """Token ids of `text`, special tokens included, no BOS added."""
         ...
 
+    def remember_text(self, message: Message, text: str) -> None:
+        """Render the reply `message` as `text` in later prompts (as the model wrote it)."""
+        ...
+
 
 def reply_text(model: Renderer, messages: Sequence[Message], tools: ToolSpecs, reply: Message) -> str:
     """`reply` as `model` writes it after `messages`: the chat template's rendering of the reply, up to
@@ -56,13 +61,22 @@ def reply_text(model: Renderer, messages: Sequence[Message], tools: ToolSpecs, r
     return rest[: at + len(token)]
 
 
+CallFormat = Literal["template", "json"]
+"""How a demonstrated call is written: as the chat template renders it (Qwen: `<tool_call>` tags), or as a
+bare JSON object per call, `{"name": ..., "arguments": ...}`, which the agent's parser reads too."""
+
+
 class Demonstrator:
     """A model that replies with the given assistant messages in turn, each with the token ids `model`
-    would have produced (log-probs 0: they were not sampled)."""
+    would have produced (log-probs 0: they were not sampled). `calls` chooses how calls are written: a
+    model should be taught the form it already writes (the embedded Qwen2.5-Coder-0.5B writes bare JSON:
+    its `<tool_call>` token is all but never predicted, log-prob -22 where the template puts it)."""
 
-    def __init__(self, model: Renderer, replies: Sequence[Message], name: str = "demonstration") -> None:
+    def __init__(self, model: Renderer, replies: Sequence[Message], name: str = "demonstration",
+                 calls: CallFormat = "template") -> None:
         self.model = model
         self.name = name
+        self.calls = calls
         self._replies = list(replies)
 
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
@@ -72,15 +86,20 @@ class Demonstrator:
             raise ValueError("the agent asked for more replies than the demonstration has")
         reply = self._replies.pop(0)
         prompt = self.model.render_prompt(messages, tools)
-        text = reply_text(self.model, messages, tools, reply)
+        if self.calls == "json" and reply.tool_calls:
+            written = "\n".join(json.dumps({"name": c.name, "arguments": c.arguments}) for c in reply.tool_calls)
+            text = reply_text(self.model, messages, tools, Message.assistant(written))
+        else:
+            text = reply_text(self.model, messages, tools, reply)
         prompt_ids, completion_ids = self.model.tokenize(prompt), self.model.tokenize(text)
         spoken = next((text[: -len(t)] for t in END_OF_TURN if text.endswith(t)), text)
         tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids,
                              logprobs=[0.0] * len(completion_ids), temperature=1.0,
                              prompt_text=prompt, completion_text=text)
         usage = Usage(input_tokens=len(prompt_ids), output_tokens=len(completion_ids), calls=1)
-        return ModelResponse(message=to_message(spoken, list(tools)), usage=usage, tokens=tokens,
-                             finish_reason="stop")
+        message = to_message(spoken, list(tools))
+        self.model.remember_text(message, spoken)
+        return ModelResponse(message=message, usage=usage, tokens=tokens, finish_reason="stop")
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
                settings: GenerationSettings | None = None) -> Iterator[StreamItem]:
@@ -112,14 +131,16 @@ def written_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message]) 
 
 
 def demonstration_trajectory(model: Renderer, tools: Sequence[dict[str, Any]], messages: Sequence[Message], *,
-                             task_id: str, instructions: str | None = None) -> Trajectory:
+                             task_id: str, instructions: str | None = None,
+                             calls: CallFormat = "template") -> Trajectory:
     """The conversation `messages` (a user message, then assistant and tool turns) replayed by the agent
     loop with `model`'s rendering; reward 1. Raises ValueError when the agent's run departs from it."""
     if not messages or messages[0].role != "user":
         raise ValueError("a demonstration starts with the user's message")
     replies = [m for m in messages[1:] if m.role == "assistant"]
     options = {"instructions": instructions} if instructions is not None else {}
-    agent = Agent(Demonstrator(model, replies), written_tools(tools, messages), max_steps=len(replies), **options)
+    agent = Agent(Demonstrator(model, replies, calls=calls), written_tools(tools, messages), max_steps=len(replies),
+                  **options)
     trajectory = agent.run(messages[0].content).trajectory
     if _steps(trajectory.messages) != _steps(messages):  # e.g. a call the tools refused (unknown, bad arguments)
         raise ValueError(f"demonstration {task_id}: the agent's run departed from it ({trajectory.stop_reason})")
@@ -134,8 +155,8 @@ def _steps(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
              [(c.name, c.arguments) for c in m.tool_calls]) for m in messages if m.role in ("assistant", "tool")]
 
 
-def demonstration_trajectories(model: Renderer, conversations: Sequence[Any], *,
-                               instructions: str | None = None) -> list[Trajectory]:
+def demonstration_trajectories(model: Renderer, conversations: Sequence[Any], *, instructions: str | None = None,
+                               calls: CallFormat = "template") -> list[Trajectory]:
     """Trajectories for conversations with `.tools` and `.messages` (e.g. `synthetic_conversations`)."""
-    return [demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}", instructions=instructions)
-            for i, c in enumerate(conversations)]
+    return [demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}", instructions=instructions,
+                                     calls=calls) for i, c in enumerate(conversations)]

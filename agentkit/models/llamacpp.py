@@ -320,6 +320,11 @@ class LlamaCppModel:
                 slot.set_lora(Path(path) if path is not None else None)
             self.lora = Path(path) if path is not None else None
 
+    def remember_text(self, message: Message, text: str) -> None:
+        """Render the reply `message` as `text` in later prompts, as if this model had written it (a
+        demonstration's replies, `agentkit.training.demonstrations`)."""
+        self._raw_texts.remember(message, text)
+
     def tokenize(self, text: str) -> list[int]:
         """Token ids of `text`, special tokens included, no BOS added (as the torch engine's tokenizer)."""
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True) if text else []

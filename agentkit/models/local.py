@@ -294,6 +294,11 @@ class LocalModel:
         return out.logits[0, -1].float()
 
     # -- helpers ----------------------------------------------------------------------------------
+    def remember_text(self, message: Message, text: str) -> None:
+        """Render the reply `message` as `text` in later prompts, as if this model had written it (a
+        demonstration's replies, `agentkit.training.demonstrations`)."""
+        self._raw_texts.remember(message, text)
+
     def tokenize(self, text: str) -> list[int]:
         """Token ids of `text`, special tokens included, no BOS added (as `LlamaCppModel.tokenize`)."""
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
