@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import glob
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import typer
 
 from agentkit.cli.eval_cmd import SCHEMA_HELP
-from agentkit.training.config import Algorithm
 
-ALGOS = get_args(Algorithm)
+ALGOS = ("grpo", "sdar", "skill1", "dual-track", "sft")  # TrainConfig.algo (not imported: it loads torch)
 
 train_app = typer.Typer(help="Train the model on logged runs or online: RL (GRPO, SDAR, Skill1, Dual-Track) or "
                         "SFT on the good runs.",

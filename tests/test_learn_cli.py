@@ -62,7 +62,7 @@ def test_learn_by_default_leaves_out_rl_for_a_model_it_cannot_train_and_says_so(
     assert json.loads((out / "summary.json").read_text())["methods"] == ["skills", "notes", "pacing"]
     # Asked for by name, rl on such a model is refused before anything runs (no evaluation spent first).
     refused = runner.invoke(app, [*base, "--method", "skills,rl", "--out", str(tmp_path / "rl")])
-    assert refused.exit_code == 1 and "needs a local torch model" in refused.output
+    assert refused.exit_code == 1 and "needs a local model" in refused.output
     assert not (tmp_path / "rl" / "trajectories").exists()
 
 

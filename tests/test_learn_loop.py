@@ -217,7 +217,7 @@ def test_bad_input_is_refused_clearly(tmp_path: Path) -> None:
         learn(env, LearningScript([env]), heldout=["nope"], out=tmp_path / "b")
     with pytest.raises(FileNotFoundError, match="nothing to resume"):
         learn(env, LearningScript([env]), out=tmp_path / "c", resume=True)
-    with pytest.raises(ValueError, match="local torch model"):
+    with pytest.raises(ValueError, match="needs a local model"):
         learn(env, LearningScript([env]), methods=("rl",), budget="1ep", out=tmp_path / "d")
 
 

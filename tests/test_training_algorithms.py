@@ -120,3 +120,9 @@ def test_tracks_and_teacher_mask_are_typed_fields_of_the_packed_batch() -> None:
     assert float(loss.detach()) == pytest.approx(0.01 * gate, rel=1e-5)  # sdar_coef 0.01 by default
     record = step_record(sums, inputs)
     assert record["gate_mean"] == pytest.approx(gate) and record["sdar_tokens"] == 2 and record["clip_frac"] == 0.0
+
+
+def test_the_train_command_offers_every_algorithm() -> None:
+    from agentkit.cli.train_cmd import ALGOS
+
+    assert set(ALGOS) == set(typing.get_args(TrainConfig.model_fields["algo"].annotation))
