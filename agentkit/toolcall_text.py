@@ -39,6 +39,11 @@ You may call several tools at once. After the results come back, continue.
 When you have the final answer, reply with the answer only, without any {OPEN_TAG}."""
 
 
+def call_json(call: ToolCall) -> str:
+    """A call as the JSON object models write: `{"name": ..., "arguments": {...}}`."""
+    return json.dumps({"name": call.name, "arguments": call.arguments})
+
+
 def render_tools(tools: list[dict[str, Any]]) -> str:
     """The system-prompt section that describes the tools and the call format."""
     lines = ["You can use these tools:"]

@@ -11,7 +11,7 @@ from agentkit.messages import Message, ToolCall
 from agentkit.models import load_local
 from agentkit.models.chat_format import to_message
 from agentkit.models.embedded import EMBEDDED_MODELS
-from agentkit.training.demonstrations import demonstration_trajectory, reply_text
+from agentkit.training.demonstrations import demonstration_trajectory, render_reply
 from agentkit.training.sequences import build_sequences
 from agentkit.training.synthetic_tools import synthetic_conversations
 
@@ -64,9 +64,10 @@ def test_a_demonstration_becomes_one_chained_sequence_of_the_models_own_tokens(m
     assert sequence.input_ids[: len(full)] == full
 
 
-def test_reply_text_is_what_the_template_renders_for_the_reply(model) -> None:
+def test_render_reply_is_what_the_template_renders_for_the_reply(model) -> None:
     messages = conversation()
-    text = reply_text(model, messages[:1], TOOLS, messages[1])
+    prompt, text = render_reply(model, messages[:1], TOOLS, messages[1])
+    assert prompt == model.render_prompt(messages[:1], TOOLS)
     following = model.render_prompt(messages[:3], TOOLS)
     assert following.startswith(model.render_prompt(messages[:1], TOOLS) + text)
 

@@ -14,18 +14,16 @@ generated conversation's, and the trainer learns every reply as one sequence.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Protocol
 
 from agentkit.agent import Agent
 from agentkit.messages import Message, Usage
-from agentkit.models.chat_format import to_message
+from agentkit.models.chat_format import END_OF_TURN, to_message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, TokenRecord, ToolSpecs
+from agentkit.toolcall_text import call_json
 from agentkit.tools import Tool
 from agentkit.trajectory import Trajectory
-
-END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|endoftext|>")
 
 
 class Renderer(Protocol):
@@ -45,9 +43,9 @@ class Renderer(Protocol):
         ...
 
 
-def reply_text(model: Renderer, messages: Sequence[Message], tools: ToolSpecs, reply: Message) -> str:
-    """`reply` as `model` writes it after `messages`: the chat template's rendering of the reply, up to
-    and including its end-of-turn token."""
+def render_reply(model: Renderer, messages: Sequence[Message], tools: ToolSpecs, reply: Message) -> tuple[str, str]:
+    """The prompt `model` sees after `messages`, and `reply` as it writes it there: the chat template's
+    rendering of the reply, up to and including its end-of-turn token."""
     prompt = model.render_prompt(messages, tools)
     following = model.render_prompt([*messages, reply, Message.user(".")], tools)
     if not following.startswith(prompt):
@@ -58,7 +56,7 @@ def reply_text(model: Renderer, messages: Sequence[Message], tools: ToolSpecs, r
     if not ends:
         raise ValueError(f"no end-of-turn token after the reply in {rest[:200]!r}")
     at, token = min(ends)
-    return rest[: at + len(token)]
+    return prompt, rest[: at + len(token)]
 
 
 CallFormat = Literal["template", "json"]
@@ -85,12 +83,11 @@ class Demonstrator:
         if not self._replies:
             raise ValueError("the agent asked for more replies than the demonstration has")
         reply = self._replies.pop(0)
-        prompt = self.model.render_prompt(messages, tools)
         if self.calls == "json" and reply.tool_calls:
-            written = "\n".join(json.dumps({"name": c.name, "arguments": c.arguments}) for c in reply.tool_calls)
-            text = reply_text(self.model, messages, tools, Message.assistant(written))
+            written = Message.assistant("\n".join(call_json(c) for c in reply.tool_calls))
+            prompt, text = render_reply(self.model, messages, tools, written)
         else:
-            text = reply_text(self.model, messages, tools, reply)
+            prompt, text = render_reply(self.model, messages, tools, reply)
         prompt_ids, completion_ids = self.model.tokenize(prompt), self.model.tokenize(text)
         spoken = next((text[: -len(t)] for t in END_OF_TURN if text.endswith(t)), text)
         tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids,

@@ -381,8 +381,9 @@ class Trainer:
         if not groups:
             raise ValueError(
                 f"nothing to train on: {len(trajectories)} trajectories, {self.counters['trajectories_skipped']} "
-                f"without reward/tokens, {len(dead)} groups with equal rewards (GRPO needs ≥ 2 runs per task "
-                "with different rewards)"
+                f"without reward/tokens, {len(dead)} groups with equal rewards or nothing to imitate (GRPO "
+                "needs ≥ 2 runs per task with different rewards; sft needs runs with reward ≥ sft_min_reward = "
+                f"{cfg.sft_min_reward})"
             )
         self.counters["groups_used"] = len(groups)
         names = list(groups)

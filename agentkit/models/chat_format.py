@@ -35,11 +35,14 @@ from typing import Any
 
 from agentkit.messages import Message
 from agentkit.models.protocol import TextDelta, ToolSpecs
-from agentkit.toolcall_text import CLOSE_TAG, OPEN_TAG, parse_tool_calls, render_tools
+from agentkit.toolcall_text import CLOSE_TAG, OPEN_TAG, call_json, parse_tool_calls, render_tools
 
 TOOL_RESULT_PREFIX = "Tool result ({name}):\n"
 TOOL_ERROR_PREFIX = "Tool error ({name}):\n"
 RAW_TEXT_MEMORY = 512  # assistant messages whose generated text is remembered for exact re-rendering
+END_OF_TURN = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<end_of_turn>")
+"""Tokens that end a turn in the chat templates of the models agentkit runs (ChatML, Llama 3, Gemma)."""
+
 CHATML_FALLBACK = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -69,8 +72,7 @@ def render_chat(messages: Sequence[Message], tools: ToolSpecs = (), *, text_tool
                 out.append({"role": "assistant", "content": raw})
             elif text_tools:
                 lines = [msg.content] if msg.content else []
-                lines += [f"{OPEN_TAG}{json.dumps({'name': c.name, 'arguments': c.arguments})}{CLOSE_TAG}"
-                          for c in msg.tool_calls]
+                lines += [f"{OPEN_TAG}{call_json(c)}{CLOSE_TAG}" for c in msg.tool_calls]
                 out.append({"role": "assistant", "content": "\n".join(lines)})
             else:
                 entry: dict[str, Any] = {"role": "assistant", "content": msg.content}

@@ -12,6 +12,7 @@ product by alpha / r, as peft does (rsLoRA's alpha / sqrt(r) is folded into the 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -42,9 +43,8 @@ _KEY = re.compile(r"layers\.(\d+)\.(\w+\.\w+)\.lora_([AB])(?:\.default)?\.weight
 def gguf_adapter(adapter_dir: Path, base_gguf: Path) -> Path:
     """The GGUF LoRA file for the peft adapter in `adapter_dir` on `base_gguf`: `adapter_dir/adapter.gguf`,
     written (atomically) when missing or older than the adapter's weights."""
-    weights = _weights_file(adapter_dir)
     out = adapter_dir / ADAPTER_FILE
-    if out.is_file() and out.stat().st_mtime_ns >= weights.stat().st_mtime_ns:
+    if out.is_file() and out.stat().st_mtime_ns >= _weights_file(adapter_dir).stat().st_mtime_ns:
         return out
     return export_gguf_lora(adapter_dir, base_gguf, out)
 
@@ -59,7 +59,8 @@ def export_gguf_lora(adapter_dir: Path, base_gguf: Path, out: Path) -> Path:
     alpha = float(config.get("lora_alpha", rank))
     if config.get("use_rslora"):
         alpha *= math.sqrt(rank)  # peft scales by alpha / sqrt(r); llama.cpp by alpha / r
-    base = _BaseModel.read(base_gguf)
+    stat = Path(base_gguf).stat()
+    base = _base_model(str(base_gguf), stat.st_size, stat.st_mtime_ns)
     pairs: dict[str, dict[str, Any]] = {}
     for key, tensor in _load_weights(_weights_file(adapter_dir)).items():
         match = _KEY.search(key)
@@ -87,6 +88,12 @@ def export_gguf_lora(adapter_dir: Path, base_gguf: Path, out: Path) -> Path:
     writer.close()
     os.replace(str(out) + ".tmp", out)
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _base_model(path: str, size: int, mtime_ns: int) -> _BaseModel:
+    """The base GGUF's facts, read once per file version (RL exports an adapter after every step)."""
+    return _BaseModel.read(Path(path))
 
 
 def _rope_permute(rows: Any, n_head: int) -> Any:

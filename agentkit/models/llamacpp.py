@@ -36,12 +36,14 @@ import importlib.util
 import os
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentkit.messages import Message, Usage
 from agentkit.models.chat_format import (
+    END_OF_TURN,
     IncrementalText,
     RawTexts,
     call_opening_ids,
@@ -66,7 +68,6 @@ from agentkit.toolcall_text import forced_prefix, tool_choice_kind, tools_for_ch
 
 INSTALL_HINT = "pip install 'agentkit[fast]' (builds llama.cpp from source: several minutes)"
 DEFAULT_CONTEXT = 8192
-STOP_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<end_of_turn>")
 
 
 def llama_cpp_available() -> bool:
@@ -303,9 +304,7 @@ class LlamaCppModel:
 
     def reset_cache(self) -> None:
         """Forget the KV cache of previous calls (waits for calls in progress)."""
-        with self._free:
-            while any(slot.busy for slot in self._slots):
-                self._free.wait()
+        with self._idle():
             for slot in self._slots:
                 slot.state = slot.parked = None
                 slot.llm.reset()
@@ -313,9 +312,7 @@ class LlamaCppModel:
     def set_lora(self, path: str | Path | None) -> None:
         """Run the GGUF LoRA at `path` on top of the model from the next call on (None: the base model);
         waits for calls in progress and drops the KV caches."""
-        with self._free:
-            while any(slot.busy for slot in self._slots):
-                self._free.wait()
+        with self._idle():
             for slot in self._slots:
                 slot.set_lora(Path(path) if path is not None else None)
             self.lora = Path(path) if path is not None else None
@@ -334,6 +331,14 @@ class LlamaCppModel:
         return self.llm.detokenize(list(ids), special=True).decode("utf-8", errors="replace")
 
     # -- slots ------------------------------------------------------------------------------------
+    @contextmanager
+    def _idle(self) -> Iterator[None]:
+        """Hold every slot: waits until no call is in progress and keeps new ones out until the block ends."""
+        with self._free:
+            while any(slot.busy for slot in self._slots):
+                self._free.wait()
+            yield
+
     def _acquire(self, prompt_text: str) -> _Slot:
         """The free slot holding this conversation, else the one this thread used last, else the one used
         longest ago (waits while all are busy)."""
@@ -440,7 +445,7 @@ class LlamaCppModel:
 
     def _find_stop_ids(self) -> set[int]:
         ids = {self.llm.token_eos()}
-        for text in STOP_TOKENS:
+        for text in END_OF_TURN:
             found = self.tokenize(text)
             if len(found) == 1:
                 ids.add(found[0])

@@ -25,6 +25,7 @@ from agentkit.extras import require
 from agentkit.messages import Message, Usage
 from agentkit.models.chat_format import (
     CHATML_FALLBACK,
+    END_OF_TURN,
     IncrementalText,
     RawTexts,
     call_opening_ids,
@@ -330,7 +331,7 @@ class LocalModel:
                 ids.add(source)
             elif isinstance(source, list | tuple):
                 ids.update(int(x) for x in source)
-        for token in ("<|im_end|>", "<|endoftext|>", "<|eot_id|>"):
+        for token in END_OF_TURN:
             tid = self.tokenizer.convert_tokens_to_ids(token)
             if isinstance(tid, int) and tid != self.tokenizer.unk_token_id and tid >= 0:
                 ids.add(tid)
