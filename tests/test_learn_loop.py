@@ -292,7 +292,7 @@ def test_rl_on_a_llama_cpp_model_trains_a_torch_copy_and_ships_its_lora(tmp_path
     adapter = Path(report.artefacts["adapter"])
     assert report.details["rl"]["steps"] == 1
     assert model.lora is not None and model.lora.name == "adapter.gguf"
-    assert model.lora.parent.name == "step-000001"  # the policy after the step, not the base
+    assert model.lora.parent == adapter  # the exported policy after the step, which the evaluation kept
     rollouts = _read(tmp_path / "run" / "rl" / "rollouts.jsonl")
     assert len(rollouts) == 2 and all(t.model == model.name for t in rollouts)
     assert all(t.turns[0].logprobs for t in rollouts)  # llama.cpp's log-probs, corrected by tis

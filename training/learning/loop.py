@@ -50,10 +50,10 @@ from agentkit.training.learning.methods import (
     make_learner,
     open_notes,
     open_skills,
-    reapply_adapter,
     rl_by_default,
     save_trajectories,
     untrainable,
+    use_adapter,
 )
 from agentkit.training.learning.report import (
     CurvePoint,
@@ -221,8 +221,6 @@ def learn(
                        notes_threshold=notes_threshold, notes_batch=notes_batch, notes_analyst=notes_analyst,
                        rl_config=rl_config, concurrency=concurrency)
     run = _Run(ctx, state, out, emit, max_tokens)
-    if "rl" in state["done"] and (out / "adapter").is_dir():
-        reapply_adapter(meter.inner, out / "adapter")  # resumed after the rl phase: its adapter is needed
 
     run.evaluate("before", held_env, held, artefacts=())
     if unseen is not None:
@@ -233,6 +231,8 @@ def learn(
     base = "validation-before"  # the validation score of the agent with `kept`
     for i, method in enumerate(methods):
         if method not in state["done"]:
+            if method != "rl":
+                run.use_rl(kept)
             run.learn_phase(method, spent_budget, n_methods=len(methods), remaining_methods=len(methods) - i,
                             resume=resume)
         label, last = f"after-{method}", ("before" if i == 0 else f"after-{methods[i - 1]}")
@@ -348,6 +348,7 @@ class _Run:
                  curve: bool = False) -> Score:
         if label in self.state["scores"]:
             return Score.model_validate(self.state["scores"][label])
+        self.use_rl(artefacts)
         log = self.ctx.trajectory_file(label if label.startswith(("unseen", "validation")) else f"heldout-{label}")
         log.unlink(missing_ok=True)  # an evaluation stopped half-way is run again from the start
         scratch = self.out / ".eval"
@@ -385,6 +386,12 @@ class _Run:
             self._add_to_curve(score)
         self.save()
         return score
+
+    def use_rl(self, artefacts: Sequence[str]) -> None:
+        """The model with the rl phase's adapter when `artefacts` hold rl, without it otherwise."""
+        adapter = self.out / "adapter"
+        if "rl" in self.state["done"] and adapter.is_dir():
+            use_adapter(self.ctx.model.inner, adapter if "rl" in artefacts else None)
 
     def repeat(self, label: str, source: str, *, why: str) -> Score:
         """The held-out score `source` again under `label`, without running it: the agent is unchanged since

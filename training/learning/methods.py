@@ -453,6 +453,12 @@ class RLLearner(Learner):
             inner = LocalModel.load(inner.source)
             if "rollout_correction" not in cfg.model_fields_set:
                 cfg.rollout_correction = "tis"  # the engines' numerics differ (quantised vs dequantised weights)
+            if "dtype" not in cfg.model_fields_set:
+                cfg.dtype = "bf16"  # the copy already differs from the GGUF, and bf16 is faster on CPUs
+            if "micro_batch_size" not in cfg.model_fields_set and "gradient_checkpointing" not in cfg.model_fields_set:
+                # a 0.5B model's SQL episodes (4 x ~3k tokens) took 24 GB in one micro-batch: one at a time,
+                # and only each layer's input kept for the backward pass
+                cfg.micro_batch_size, cfg.gradient_checkpointing = 1, True
         self.trainer = Trainer(inner, cfg, out_dir=self.folder, rollout=rollout)
         self._resume = resume and latest_checkpoint(self.folder) is not None
         self._rollouts = self.folder / "rollouts.jsonl"
@@ -525,16 +531,26 @@ def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, re
     raise ValueError(f"unknown learning method {method!r}; choose from {', '.join(METHODS)}")
 
 
-def reapply_adapter(model: Any, adapter: Path) -> None:
-    """Put a learned LoRA adapter back onto a freshly loaded local model (resuming after the rl phase)."""
+def use_adapter(model: Any, adapter: Path | None) -> None:
+    """Run local `model` with the learned LoRA `adapter`, or without it (None). The rl phase leaves its adapter
+    on the model; an agent that does not keep rl (validation set it aside) must run the base weights, and a
+    run resumed after the phase must get the adapter back."""
     if _is_llamacpp(model):
         from agentkit.models.gguf_lora import gguf_adapter
 
-        model.set_lora(gguf_adapter(adapter, model.model_path))
+        target = gguf_adapter(adapter, model.model_path) if adapter is not None else None
+        if model.lora != target:
+            model.set_lora(target)
         return
-    import peft
+    from peft.tuners.tuners_utils import BaseTunerLayer
 
-    peft.PeftModel.from_pretrained(model.model, str(adapter))  # injects the LoRA layers into the module in place
+    layers = [m for m in model.model.modules() if isinstance(m, BaseTunerLayer)]
+    if adapter is not None and not layers:
+        import peft
+
+        peft.PeftModel.from_pretrained(model.model, str(adapter))  # injects the LoRA layers into the module
+    for layer in layers:
+        layer.enable_adapters(adapter is not None)
     reset = getattr(model, "reset_cache", None)
     if callable(reset):
         reset()
