@@ -238,8 +238,9 @@ def _read(path: Path) -> list[Any]:
 
 @pytest.mark.slow
 def test_rl_method_produces_a_loadable_adapter(tmp_path: Path) -> None:
-    """The rl method on a tiny random torch model: one online Dual-Track step, the adapter exported to
-    OUT/adapter, and `local:BASE+ADAPTER` loads it with the trained LoRA weights."""
+    """The rl method on a tiny random torch model: two online Dual-Track steps (each its own learner step,
+    both in the metrics log), the adapter exported to OUT/adapter, and `local:BASE+ADAPTER` loads it with the
+    trained LoRA weights."""
     import torch
 
     from agentkit.models import resolve_model
@@ -255,12 +256,14 @@ def test_rl_method_produces_a_loadable_adapter(tmp_path: Path) -> None:
     cfg = TrainConfig(algo="dual-track", group_size=2, tasks_per_step=1, groups_per_step=1, kl_coef=0.0,
                       max_new_tokens=8, max_turns=1, save_every=1, keep_checkpoints=1, progress=False,
                       drop_zero_variance_groups=False)
-    report = learn(env, model, budget="2ep", methods=("rl",), out=tmp_path / "run", seed=0, max_steps=1,
+    report = learn(env, model, budget="4ep", methods=("rl",), out=tmp_path / "run", seed=0, max_steps=1,
                    max_tokens=8, rl_config=cfg)
     adapter = Path(report.artefacts["adapter"])
     assert (adapter / "adapter_config.json").is_file()
-    assert report.details["rl"]["steps"] == 1 and report.details["rl"]["algo"] == "dual-track"
-    assert {c.phase: c for c in report.costs}["learn-rl"].episodes == 2
+    assert report.details["rl"]["steps"] == 2 and report.details["rl"]["algo"] == "dual-track"
+    assert {c.phase: c for c in report.costs}["learn-rl"].episodes == 4
+    metrics = (tmp_path / "run" / "rl" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in metrics] == [1, 2]
     rollouts = _read(tmp_path / "run" / "rl" / "rollouts.jsonl")
     assert rollouts and {t.task_id for t in rollouts} <= set(report.train_tasks)
     trained = {n: p.detach().clone() for n, p in model.model.named_parameters() if "lora_" in n}

@@ -139,7 +139,7 @@ class Trainer:
         if dist.is_main():
             self.metrics = MetricsLog(self.out_dir, tensorboard=self.config.tensorboard,
                                       wandb_project=self.config.wandb_project,
-                                      resume_step=self.step if resume else None,
+                                      resume_step=self.step if resume or self.step else None,  # fit again: append
                                       run_config=self.config.model_dump(mode="json"))
         try:
             if isinstance(source, Environment):
