@@ -1244,68 +1244,52 @@ _CHITCHAT = (
     ("I just passed my driving test!", "Congratulations! That's a big achievement."),
     ("hey, how are you doing today?", "I'm doing well, thank you! What can I help you with?"),
 )
-# (question, answer, domains whose tools might answer it: never offered with it; domains whose tools look related
-# but cannot answer it: one of them is offered with it most of the time, so that a related tool is not a reason to call)
-_KNOWLEDGE: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ('How many legs does a spider have?', 'A spider has 8 legs.', (), ()),
-    ('What gas do plants absorb from the air?', 'Plants absorb carbon dioxide from the air.', (), ()),
-    ("Who wrote 'Romeo and Juliet'?", "William Shakespeare wrote 'Romeo and Juliet'.", ('library',), ()),
-    ('What is the largest planet in the solar system?', 'Jupiter is the largest planet in the solar system.',
-     ('astronomy',), ()),
-    ('How many continents are there?', 'There are seven continents.', (), ('geo',)),
-    ('What is the chemical symbol for gold?', 'The chemical symbol for gold is Au.', ('chemistry',), ()),
-    ('Which keyword starts a for loop in Python?', "Python uses the 'for' keyword to loop over items.",
-     (), ('code',)),
-    ('What does HTML stand for?', 'HTML stands for HyperText Markup Language.', (), ('code', 'network')),
-    ("What is the opposite of 'early'?", "The opposite of 'early' is 'late'.", ('dictionary',), ()),
-    ('What colour do you get by mixing blue and yellow?', 'Mixing blue and yellow gives green.', (), ()),
-    ('Name a mammal that can fly.', 'The bat is a mammal that can fly.', (), ()),
-    ('How many sides does a hexagon have?', 'A hexagon has 6 sides.', (), ()),
-    ('Which ocean is the largest?', 'The Pacific is the largest ocean.', (), ('geo',)),
-    ('What is the tallest animal?', 'The giraffe is the tallest animal.', (), ()),
-    ('Who painted the Mona Lisa?', 'Leonardo da Vinci painted the Mona Lisa.', (), ()),
-    ('What language is mainly spoken in Brazil?', 'Portuguese is the main language of Brazil.', (), ('geo',)),
-    ('What do bees make?', 'Bees make honey and beeswax.', (), ()),
-    ('What is the main ingredient of guacamole?', 'The main ingredient of guacamole is avocado.', ('food',), ()),
-    ('How many players does a football team have on the pitch?', 'Each side has 11 players on the pitch.',
-     (), ('sports',)),
-    ('Which planet is known as the Red Planet?', 'Mars is known as the Red Planet.', ('astronomy',), ()),
-    ("What is the plural of 'mouse'?", "The plural of 'mouse' is 'mice'.", ('dictionary',), ()),
-    ('In what year did World War II end?', 'World War II ended in 1945.', (), ()),
-    ('What is the hardest natural substance?', 'Diamond is the hardest natural substance.', ('chemistry',), ()),
-    ('Which instrument has 88 keys?', 'The piano has 88 keys.', (), ('music',)),
-    ('What does DNA stand for?', 'DNA stands for deoxyribonucleic acid.', (), ('genomics',)),
-    ("Give me a synonym for 'happy'.", "A synonym for 'happy' is 'joyful'.", ('dictionary',), ()),
-    ('What is the fastest land animal?', 'The cheetah is the fastest land animal.', (), ()),
-    ('Name a vegetable that is orange.', 'The carrot is an orange vegetable.', ('food',), ()),
-    ('What does CPU stand for?', 'CPU stands for central processing unit.', (), ('code',)),
-    ('How many strings does a standard guitar have?', 'A standard guitar has 6 strings.', (), ('music',)),
-    ('What is the largest desert in Africa?', 'The Sahara is the largest desert in Africa.', (), ('geo',)),
-    ('Who was the first person to walk on the Moon?', 'Neil Armstrong, in 1969.', ('astronomy',), ()),
-    ('Which organ pumps blood around the body?', 'The heart pumps blood around the body.', (), ('health',)),
-    ('What is the capital of Japan?', 'The capital of Japan is Tokyo.', (), ('geo',)),
-    ('capital of canada?', 'The capital of Canada is Ottawa.', (), ('geo',)),
-    ('Which city is the capital of Australia?', 'Canberra is the capital of Australia.', (), ('geo',)),
-    ("What's the capital of Kenya?", 'The capital of Kenya is Nairobi.', (), ('geo',)),
-    ('What is the capital city of Poland?', 'Warsaw is the capital of Poland.', (), ('geo',)),
-    ('what is the capital of south korea', 'The capital of South Korea is Seoul.', (), ('geo',)),
-    ('Which is the capital of Egypt?', 'Cairo is the capital of Egypt.', (), ('geo',)),
-    ('What is the largest mammal?', 'The blue whale is the largest mammal.', (), ()),
-    ('Which metal is liquid at room temperature?', 'Mercury is a metal that is liquid at room temperature.',
-     ('chemistry',), ()),
-    ("How do you say 'good night' in German?", "In German, 'good night' is 'Gute Nacht'.",
-     (), ('dictionary', 'messaging')),
-    ("What is 'cat' in Italian?", "In Italian, 'cat' is 'gatto'.", (), ('dictionary',)),
-    ("How do you say 'please' in Portuguese?", "In Portuguese, 'please' is 'por favor'.",
-     (), ('dictionary', 'travel')),
-    ("What's 'good morning' in Japanese?", "'Good morning' in Japanese is 'ohayou gozaimasu'.", (), ('travel',)),
-    ('What colour is grass?', 'Grass is green.', (), ('agriculture',)),
-    ('What colour are ripe tomatoes?', 'Ripe tomatoes are red.', ('food',), ('agriculture',)),
-    ('Is a tomato a fruit or a vegetable?', 'Botanically a tomato is a fruit, though it is cooked as a vegetable.',
-     ('food',), ('agriculture',)),
-    ('How many days are in a leap year?', 'A leap year has 366 days.', (), ('calendar',)),
-    ('What season comes after summer?', 'Autumn comes after summer.', (), ('calendar', 'agriculture')),
-    ('Which way does the sun rise?', 'The sun rises in the east.', (), ('astronomy', 'geo')),
+# (question, answer, domains whose tools might answer it: those are never offered with it)
+_KNOWLEDGE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("How many legs does a spider have?", "A spider has 8 legs.", ()),
+    ("What gas do plants absorb from the air?", "Plants absorb carbon dioxide from the air.", ()),
+    ("Who wrote 'Romeo and Juliet'?", "William Shakespeare wrote 'Romeo and Juliet'.", ("library",)),
+    ("What is the largest planet in the solar system?", "Jupiter is the largest planet in the solar system.",
+     ("astronomy",)),
+    ("How many continents are there?", "There are seven continents.", ("geo",)),
+    ("What is the chemical symbol for gold?", "The chemical symbol for gold is Au.", ("chemistry",)),
+    ("Which keyword starts a for loop in Python?", "Python uses the 'for' keyword to loop over items.", ("code",)),
+    ("What does HTML stand for?", "HTML stands for HyperText Markup Language.", ("code", "network")),
+    ("What is the opposite of 'early'?", "The opposite of 'early' is 'late'.", ("dictionary",)),
+    ("What colour do you get by mixing blue and yellow?", "Mixing blue and yellow gives green.", ()),
+    ("Name a mammal that can fly.", "The bat is a mammal that can fly.", ()),
+    ("How many sides does a hexagon have?", "A hexagon has 6 sides.", ()),
+    ("Which ocean is the largest?", "The Pacific is the largest ocean.", ("geo",)),
+    ("What is the tallest animal?", "The giraffe is the tallest animal.", ()),
+    ("Who painted the Mona Lisa?", "Leonardo da Vinci painted the Mona Lisa.", ()),
+    ("What language is mainly spoken in Brazil?", "Portuguese is the main language of Brazil.", ()),
+    ("What do bees make?", "Bees make honey and beeswax.", ()),
+    ("What is the main ingredient of guacamole?", "The main ingredient of guacamole is avocado.", ("food",)),
+    ("How many players does a football team have on the pitch?", "Each side has 11 players on the pitch.", ("sports",)),
+    ("Which planet is known as the Red Planet?", "Mars is known as the Red Planet.", ("astronomy",)),
+    ("What is the plural of 'mouse'?", "The plural of 'mouse' is 'mice'.", ("dictionary",)),
+    ("In what year did World War II end?", "World War II ended in 1945.", ()),
+    ("What is the hardest natural substance?", "Diamond is the hardest natural substance.", ("chemistry",)),
+    ("Which instrument has 88 keys?", "The piano has 88 keys.", ("music",)),
+    ("What does DNA stand for?", "DNA stands for deoxyribonucleic acid.", ("genomics",)),
+    ("Give me a synonym for 'happy'.", "A synonym for 'happy' is 'joyful'.", ("dictionary",)),
+    ("What is the fastest land animal?", "The cheetah is the fastest land animal.", ()),
+    ("Name a vegetable that is orange.", "The carrot is an orange vegetable.", ("food",)),
+    ("What does CPU stand for?", "CPU stands for central processing unit.", ("code",)),
+    ("How many strings does a standard guitar have?", "A standard guitar has 6 strings.", ("music",)),
+    ("What is the largest desert in Africa?", "The Sahara is the largest desert in Africa.", ("geo",)),
+    ("Who was the first person to walk on the Moon?", "Neil Armstrong, in 1969.", ("astronomy",)),
+    ("Which organ pumps blood around the body?", "The heart pumps blood around the body.", ("health",)),
+    ("What is the capital of Japan?", "The capital of Japan is Tokyo.", ("geo",)),
+    ("capital of canada?", "The capital of Canada is Ottawa.", ("geo",)),
+    ("Which city is the capital of Australia?", "Canberra is the capital of Australia.", ("geo",)),
+    ("What's the capital of Kenya?", "The capital of Kenya is Nairobi.", ("geo",)),
+    ("What is the capital city of Poland?", "Warsaw is the capital of Poland.", ("geo",)),
+    ("what is the capital of south korea", "The capital of South Korea is Seoul.", ("geo",)),
+    ("Which is the capital of Egypt?", "Cairo is the capital of Egypt.", ("geo",)),
+    ("What is the largest mammal?", "The blue whale is the largest mammal.", ()),
+    ("Which metal is liquid at room temperature?", "Mercury is a metal that is liquid at room temperature.",
+     ("chemistry",)),
 )
 _CREATIVE = (
     ("Write a haiku about autumn.",
@@ -1564,12 +1548,11 @@ class _Builder:
     def no_tool(self, refusals: bool = True) -> ToolConversation:
         rng, r = self.rng, self.rng.random() * (1.0 if refusals else 0.7)
         avoid: tuple[str, ...] = ()
-        decoys: tuple[str, ...] = ()
         if r < 0.25:
             request, answer = rng.choice(_CHITCHAT)
         elif r < 0.6:
-            request, answer, avoid, decoys = rng.choice(_KNOWLEDGE)
-            request = _dress(request, rng)
+            request, answer, near = rng.choice(_KNOWLEDGE)
+            request, avoid = _dress(request, rng), near
         elif r < 0.7:
             request, answer = rng.choice(_CREATIVE)
         else:  # a request for a tool that is not offered
@@ -1578,15 +1561,7 @@ class _Builder:
             request = _dress(template.format(**_draw_args(fam, set(_fields(template)), rng)[1]), rng)
             answer, avoid = rng.choice(_REFUSALS).format(task=fam.task), (fam.domain,)
         messages = [Message.user(request), Message.assistant(answer)]
-        tools = self.offer([], 1, 5, avoid)
-        offered = {t["function"]["description"] for t in tools}
-        related = [f for f in _FAMILIES if f.domain in decoys and f.doc not in offered]
-        if related and rng.random() < 0.7:
-            decoy = rng.choice(related)
-            if len(tools) >= 5:
-                tools.pop(rng.randrange(len(tools)))
-            tools.insert(rng.randint(0, len(tools)), decoy.spec(self.name(decoy)))
-        return ToolConversation("no_tool", tools, messages)
+        return ToolConversation("no_tool", self.offer([], 1, 5, avoid), messages)
 
 
 KIND_WEIGHTS: Mapping[str, float] = {"single": 40, "use_result": 15, "sequence": 25, "no_tool": 20}
