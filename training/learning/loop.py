@@ -231,8 +231,7 @@ def learn(
     base = "validation-before"  # the validation score of the agent with `kept`
     for i, method in enumerate(methods):
         if method not in state["done"]:
-            if method != "rl":
-                run.use_rl(kept)
+            run.use_rl(kept)  # a phase after rl learns with the agent that kept (or set aside) its adapter
             run.learn_phase(method, spent_budget, n_methods=len(methods), remaining_methods=len(methods) - i,
                             resume=resume)
         label, last = f"after-{method}", ("before" if i == 0 else f"after-{methods[i - 1]}")
@@ -388,7 +387,8 @@ class _Run:
         return score
 
     def use_rl(self, artefacts: Sequence[str]) -> None:
-        """The model with the rl phase's adapter when `artefacts` hold rl, without it otherwise."""
+        """The model with the rl phase's adapter when `artefacts` hold rl, without it otherwise (nothing to do
+        before the rl phase has finished: until then the adapter is the trainer's)."""
         adapter = self.out / "adapter"
         if "rl" in self.state["done"] and adapter.is_dir():
             use_adapter(self.ctx.model.inner, adapter if "rl" in artefacts else None)
