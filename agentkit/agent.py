@@ -65,6 +65,11 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
+def finish_reminder(finisher: str) -> str:
+    """What a reply in text gets back when the run ends through the tool `finisher`."""
+    return f"A reply in text does not finish this task: call {finisher} with your final answer now."
+
+
 @dataclass
 class RunResult:
     """The outcome of one run: the answer (None if the run stopped without one) and its trajectory.
@@ -396,6 +401,7 @@ class Agent:
         results = CallResults()  # to answer repeated calls from (see agentkit.repeats)
         repeating = False
         last_parse_error: str | None = None
+        told_to_finish = False  # a reply in text was sent back: call the finishing tool
         repeated_results = ""
         loops: set[int] = set()  # indexes of the messages of repeated, unreadable or declined replies and
         # of what they got back
@@ -451,6 +457,14 @@ class Agent:
                     continue
                 last_parse_error = None
                 if not reply.tool_calls:
+                    if (self._output is None and self._finishers and not told_to_finish and steps < self.max_steps
+                            and tool_choice_kind(asked) != "none"):
+                        # the run ends through its finishing tool: a reply in text gets one reminder, and the
+                        # next reply must call it (as pydantic-ai's output tools and smolagents' final_answer)
+                        told_to_finish = True
+                        messages.append(Message.user(finish_reminder(self._finishers[0])))
+                        settings = self._finishing()
+                        continue
                     if self._output is None:
                         answer = output = reply.content
                         stop_reason = "final"

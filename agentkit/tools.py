@@ -206,7 +206,8 @@ def tool(
     """Make a tool from a typed function with a docstring; usable bare (`@tool`) or with options.
 
     `read_only` marks tools safe for exploration; `phase` labels the model turn that calls it in the
-    trajectory; `final=True` ends the run with the tool's output as the answer; `requires_approval`
+    trajectory; `final=True` ends the run with the tool's output as the answer (an agent with such a tool
+    sends a reply in text back once, asking for the call); `requires_approval`
     (True, or a function of the call's arguments) pauses the run before the call until a person decides
     (`agentkit.approval`).
     """

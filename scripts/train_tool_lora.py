@@ -42,13 +42,17 @@ def main() -> None:
     parser.add_argument("--calls", default="json", choices=["json", "template"],
                         help="how calls are written (json: the bare JSON the embedded Qwen writes)")
     parser.add_argument("--fresh-names", type=float, default=0.0, help="share of tools renamed per conversation")
+    parser.add_argument("--finish", type=float, default=0.0,
+                        help="share of conversations offered a tool that finishes the run (final_answer, submit), "
+                        "ending with its call")
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     mix = {k: float(v) for k, v in (part.split("=") for part in args.mix.split(","))} if args.mix else None
     conversations = synthetic_conversations(args.conversations, seed=args.seed, weights=mix,
-                                            refusals=not args.no_refusals, fresh_names=args.fresh_names)
+                                            refusals=not args.no_refusals, fresh_names=args.fresh_names,
+                                            finish=args.finish)
     demos = demonstration_trajectories(load_local(args.model), conversations, calls=args.calls)
     with (args.out / "demonstrations.jsonl").open("w") as f:
         for t in demos:
@@ -68,10 +72,11 @@ def main() -> None:
     shutil.copytree(found / "adapter", args.out / "adapter")
     summary = {"conversations": len(demos), "steps": trainer.step, "batch": args.batch, "lr": args.lr,
                "rank": args.rank, "seed": args.seed, "mix": mix, "refusals": not args.no_refusals,
-               "fresh_names": args.fresh_names, "calls": args.calls,
+               "fresh_names": args.fresh_names, "finish": args.finish, "calls": args.calls,
                "prepare_s": round(prepared),
                "minutes": round((time.perf_counter() - started) / 60, 1),
-               "kinds": {k: sum(c.kind == k for c in conversations) for k in sorted({c.kind for c in conversations})}}
+               "kinds": {k: sum(c.kind == k for c in conversations) for k in sorted({c.kind for c in conversations})},
+               "finishing": sum(bool(c.final) for c in conversations)}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary), flush=True)
 

@@ -367,6 +367,36 @@ def test_after_a_repeat_the_next_reply_must_call_the_tool_that_finishes_the_run(
     assert result.stop_reason == "final" and result.answer == f"confirmed {q}"
 
 
+def test_a_run_with_a_finishing_tool_asks_a_reply_in_text_once_to_call_it() -> None:
+    @tool
+    def run_query(sql: str) -> str:
+        """Run a query."""
+        return "59"
+
+    @tool(final=True)
+    def confirm(sql: str) -> str:
+        """Confirm the final query; ends the run."""
+        return f"confirmed {sql}"
+
+    q = "SELECT COUNT(*) FROM Customer"
+    model = ScriptedModel([call("run_query", sql=q), "There are 59 customers.", call("confirm", sql=q)])
+    result = Agent(model, tools=[run_query, confirm]).run("How many customers?")
+    assert result.stop_reason == "final" and result.answer == f"confirmed {q}"
+    assert [s.tool_choice if s else None for s in model.settings] == [None, None, "confirm"]
+    reminder = model.requests[2][-1]
+    assert reminder.role == "user" and "call confirm" in reminder.content
+
+    # a model that answers in text again is taken at its word; so is a text reply at the step limit
+    stubborn = ScriptedModel([call("run_query", sql=q), "59.", "Still 59."])
+    assert Agent(stubborn, tools=[run_query, confirm]).run("How many?").answer == "Still 59."
+    last = ScriptedModel([call("run_query", sql=q), "59."])
+    result = Agent(last, tools=[run_query, confirm], max_steps=2).run("How many?")
+    assert result.answer == "59." and result.stop_reason == "final" and len(last.requests) == 2
+    # without a finishing tool the text is the answer at once
+    plain = ScriptedModel([call("run_query", sql=q), "59."])
+    assert Agent(plain, tools=[run_query]).run("How many?").answer == "59." and len(plain.requests) == 2
+
+
 def test_a_repeat_then_an_answer_is_a_normal_run_and_failed_calls_may_be_retried() -> None:
     attempts: list[int] = []
 

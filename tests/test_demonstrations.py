@@ -91,6 +91,19 @@ def test_synthetic_conversations_replay_cleanly() -> None:
         assert trajectory.answer == c.messages[-1].content
 
 
+def test_a_conversation_that_ends_with_a_finishing_tool_replays_as_a_run_it_finishes() -> None:
+    model = load_local("default")
+    conversations = [c for c in synthetic_conversations(60, seed=3, finish=0.5) if c.final]
+    assert len(conversations) >= 15
+    for i, c in enumerate(conversations):
+        trajectory = demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}", calls="json",
+                                              final=c.final)
+        assert trajectory.stop_reason == "final" and trajectory.answer == c.messages[-1].content
+        assert trajectory.turns[-1].completion_text.startswith(f'{{"name": "{c.final[0]}"')
+    with pytest.raises(ValueError, match="departed"):  # without the tool finishing it, the run asks for more
+        demonstration_trajectory(model, c.tools, c.messages, task_id="not-final", calls="json")
+
+
 def test_calls_can_be_taught_in_the_json_the_model_writes() -> None:
     """calls="json": a call is written as the bare JSON the embedded Qwen writes (its `<tool_call>` token is
     all but dead), and the next prompt carries that text, so the turns still chain."""

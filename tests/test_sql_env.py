@@ -255,7 +255,7 @@ def test_a_reused_sql_agent_starts_each_run_clean() -> None:
 
     kit = SchemaToolkit(CHINOOK_DB)
     model = ScriptedModel([call("propose_schema", tables=["Genre"]), call("confirm_answer", sql="SELECT 1"),
-                           call("list_tables"), "I give up"])
+                           call("list_tables"), "I give up", "I give up"])  # (asked once to confirm instead)
     agent = sql_agent(model, kit)
     agent.run("Question: one?")
     assert kit.final is not None and len(kit.proposals) == 1

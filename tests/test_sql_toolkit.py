@@ -127,7 +127,8 @@ def test_lexical_search_says_so_and_finds_columns_by_name_words(kit: SchemaToolk
 
 
 def test_tool_errors_reach_the_model_as_observations(kit: SchemaToolkit) -> None:
-    model = ScriptedModel([call("run_query", sql="DROP TABLE Album"), call("describe_table", table="Nope"), "stop"])
+    model = ScriptedModel([call("run_query", sql="DROP TABLE Album"), call("describe_table", table="Nope"), "stop",
+                           "stop"])  # the text is sent back once: the run ends through confirm_answer
     agent = Agent(model, tools=[kit])
     result = agent.run("break things")
     agent.close()
@@ -135,7 +136,7 @@ def test_tool_errors_reach_the_model_as_observations(kit: SchemaToolkit) -> None
     assert all(m.is_error for m in observations)
     assert "Refused: only read-only queries may run" in observations[0].content
     assert "there is no table 'Nope'" in observations[1].content
-    assert [t.phase for t in result.trajectory.turns] == ["generate_sql", "explore_schema", "act"]
+    assert [t.phase for t in result.trajectory.turns] == ["generate_sql", "explore_schema", "act", "act"]
 
 
 def test_sqlalchemy_url_gives_the_same_schema_view(kit: SchemaToolkit) -> None:

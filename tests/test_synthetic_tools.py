@@ -15,6 +15,7 @@ import pytest
 from agentkit.messages import ToolCall
 from agentkit.training.synthetic_tools import (
     CHAIN_PATTERNS,
+    FRAMEWORK_FINISHERS,
     HELD_OUT_TOOLS,
     HELD_OUT_WORDS,
     ToolConversation,
@@ -225,3 +226,32 @@ def test_the_mix_and_the_refusals_can_be_chosen() -> None:
             and refusal.search(c.messages[-1].content)]
     with pytest.raises(ValueError, match="weights"):
         synthetic_conversations(3, weights={"chat": 1})
+
+
+def test_a_share_of_conversations_finish_by_calling_an_offered_finishing_tool() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    assert all(not c.final for c in convs(300))
+    data = synthetic_conversations(600, seed=5, fresh_names=0.5, finish=0.3)
+    finishing = [c for c in data if c.final]
+    assert abs(len(finishing) / len(data) - 0.3) <= 0.06, len(finishing)
+    assert {c.kind for c in finishing} == set(TARGETS)
+    echoed = 0
+    for conv in finishing:
+        (name,) = conv.final
+        assert name not in FRAMEWORK_FINISHERS | HELD_OUT_TOOLS
+        *head, call_turn, result = conv.messages
+        (call,) = call_turn.tool_calls
+        assert call.name == name and result.role == "tool" and result.tool_call_id == call.id
+        jsonschema.validate(call.arguments, spec_of(conv, name))
+        (value,) = call.arguments.values()
+        earlier = [c for m in head for c in m.tool_calls]
+        assert all(c.name != name for c in earlier)  # called once, last
+        if earlier and earlier[-1].arguments.get(next(iter(call.arguments))) == value:
+            # the answering call's argument again: its result is the answer
+            echoed += 1
+            assert conv.kind == "single" and result.content == results(conv)[-2]
+        else:  # the answer itself, a sentence quoting the results
+            assert isinstance(value, str) and " " in value and not re.search(r"[{}]|tool_call", value)
+            if conv.kind == "single":
+                assert tokens(results(conv)[0]) & tokens(value)
+    assert 10 <= echoed <= len(finishing) // 2, echoed

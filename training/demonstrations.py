@@ -14,7 +14,7 @@ generated conversation's, and the trainer learns every reply as one sequence.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal, Protocol
 
 from agentkit.agent import Agent
@@ -104,9 +104,10 @@ class Demonstrator:
         yield self.generate(messages, tools, settings)
 
 
-def written_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[Tool]:
+def written_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message], final: Collection[str] = (),
+                  ) -> list[Tool]:
     """Tools for `specs` that return the conversation's written results: each call of a tool gets the
-    next tool message answering a call of that name."""
+    next tool message answering a call of that name. Those named in `final` finish the run."""
     results: dict[str, list[str]] = {}
     for message in messages:
         if message.role == "tool" and message.name:
@@ -122,24 +123,28 @@ def written_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message]) 
             return queue.pop(0)
 
         return Tool(run, name=function["name"], description=function.get("description") or function["name"],
-                    parameters=function.get("parameters") or {"type": "object", "properties": {}})
+                    parameters=function.get("parameters") or {"type": "object", "properties": {}},
+                    final=function["name"] in final)
 
     return [make(spec) for spec in specs]
 
 
 def demonstration_trajectory(model: Renderer, tools: Sequence[dict[str, Any]], messages: Sequence[Message], *,
                              task_id: str, instructions: str | None = None,
-                             calls: CallFormat = "template") -> Trajectory:
+                             calls: CallFormat = "template", final: Collection[str] = ()) -> Trajectory:
     """The conversation `messages` (a user message, then assistant and tool turns) replayed by the agent
-    loop with `model`'s rendering; reward 1. Raises ValueError when the agent's run departs from it."""
+    loop with `model`'s rendering, the tools named in `final` finishing the run; reward 1. Raises ValueError
+    when the agent's run departs from it."""
     if not messages or messages[0].role != "user":
         raise ValueError("a demonstration starts with the user's message")
     replies = [m for m in messages[1:] if m.role == "assistant"]
     options = {"instructions": instructions} if instructions is not None else {}
-    agent = Agent(Demonstrator(model, replies, calls=calls), written_tools(tools, messages), max_steps=len(replies),
+    agent = Agent(Demonstrator(model, replies, calls=calls), written_tools(tools, messages, final),
+                  max_steps=len(replies),
                   **options)
     trajectory = agent.run(messages[0].content).trajectory
-    if _steps(trajectory.messages) != _steps(messages):  # e.g. a call the tools refused (unknown, bad arguments)
+    # e.g. a call the tools refused (unknown, bad arguments), or a last call that did not finish the run
+    if _steps(trajectory.messages) != _steps(messages) or trajectory.stop_reason != "final":
         raise ValueError(f"demonstration {task_id}: the agent's run departed from it ({trajectory.stop_reason})")
     trajectory.task_id = task_id
     trajectory.reward = 1.0
@@ -154,6 +159,8 @@ def _steps(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
 
 def demonstration_trajectories(model: Renderer, conversations: Sequence[Any], *, instructions: str | None = None,
                                calls: CallFormat = "template") -> list[Trajectory]:
-    """Trajectories for conversations with `.tools` and `.messages` (e.g. `synthetic_conversations`)."""
+    """Trajectories for conversations with `.tools` and `.messages`, and maybe `.final` (the names of the
+    tools that finish the run), e.g. `synthetic_conversations`."""
     return [demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}", instructions=instructions,
-                                     calls=calls) for i, c in enumerate(conversations)]
+                                     calls=calls, final=getattr(c, "final", ()))
+            for i, c in enumerate(conversations)]

@@ -3,7 +3,9 @@
 The small local model should learn the skills, not particular tools: call the right tool among several
 offered, with arguments copied (and normalised) from the request; answer in plain text from a tool's
 result, quoting its values; make two calls in sequence when the second needs the first's result (or the
-request asks for two things); and answer directly, without a call, when no offered tool fits. The
+request asks for two things); answer directly, without a call, when no offered tool fits; and, when a
+tool that finishes the run is offered (`@tool(final=True)`: a `final_answer`, a `submit`), end with a call
+to it instead of a text answer. The
 tools come from a programmatic pool of invented families across many domains; none of them is, or is
 close to, a tool of the evaluation sets (`HELD_OUT_TOOLS`), so the model is evaluated on tools it was
 never trained on.
@@ -44,6 +46,34 @@ HELD_OUT_WORDS: frozenset[str] = frozenset({
     "clock", "time", "timezone", "distance", "tip", "tax", "days", "between", "reverse", "stock", "share",
     "ticker", "translate", "translation",
 })
+
+# Tools that finish the run. The framework's own (the SQL toolkit's `confirm_answer`, typed output's
+# `final_result`) are never generated: a model tuned here meets them as new tools.
+FRAMEWORK_FINISHERS: frozenset[str] = frozenset({"confirm_answer", "final_result"})
+# (name, description, parameter, its description): the answer is the argument.
+_ANSWER_FINISHERS: tuple[tuple[str, str, str, str], ...] = (
+    ("final_answer", "Give the final answer to the user. Call it last: it ends the task.", "answer",
+     "the answer, in a sentence"),
+    ("submit_answer", "Submit your answer; this ends the task.", "answer", "the full answer"),
+    ("finish", "Finish the task and send your reply to the user.", "reply", "what to tell the user"),
+    ("respond_to_user", "Send the final response to the user (ends the conversation).", "response",
+     "the response text"),
+    ("complete_task", "Mark the task complete with its result; call it once, when done.", "result",
+     "the result, stated for the user"),
+    ("deliver_answer", "Deliver the answer to the user and end the task.", "text", "the answer text"),
+    ("report_back", "Report the outcome to the user. This is the last call.", "message", "the message for the user"),
+    ("done", "Call this when you are done: it gives the user your final answer.", "final_answer", "the final answer"),
+)
+# (name, description): the argument of the call that found the answer is given again, and that call's result
+# is the answer (as SQL's confirm_answer takes the query that answered).
+_ECHO_FINISHERS: tuple[tuple[str, str], ...] = (
+    ("submit_final", "Submit the {param} whose result answers the request; it is run once more and ends the task."),
+    ("confirm_result", "Confirm the final {param}: it is looked up once more and its result is the answer. "
+                       "Ends the task."),
+    ("accept_result", "Accept the {param} that gave the answer; this ends the task."),
+    ("lock_in", "Lock in the final {param}; this ends the task and shows its result to the user."),
+)
+_RECEIPTS = ("Answer sent.", "Delivered to the user.", "Done.", "OK")
 
 # ----------------------------------------------------------------------------------------------------------
 # Value pools
@@ -1324,11 +1354,13 @@ _JOINERS = ("{a} Also, {b}", "{a} And {b}", "Two things: {a} {b}", "{a} Then {b}
 @dataclass(frozen=True)
 class ToolConversation:
     """One training conversation: the tools offered and the messages (user request, then the assistant's
-    calls with their results, then its answer in text)."""
+    calls with their results, then its answer: in text, or as the call of a finishing tool, named in
+    `final`, with its result)."""
 
     kind: str  # "single", "sequence", "use_result", "no_tool"
     tools: list[dict[str, Any]]
     messages: list[Message]
+    final: tuple[str, ...] = ()  # the offered tools that finish the run (`@tool(final=True)`)
 
 
 def _fields(template: str) -> list[str]:
@@ -1563,6 +1595,44 @@ class _Builder:
         messages = [Message.user(request), Message.assistant(answer)]
         return ToolConversation("no_tool", self.offer([], 1, 5, avoid), messages)
 
+    def finishing(self, conv: ToolConversation) -> ToolConversation:
+        """`conv` with a tool that finishes the run among its tools, and its text answer given by calling
+        it: as the answer (`final_answer(answer=...)`), or, after a call with one required argument, as that
+        argument again (`submit_final(query=...)`, whose result is the call's; single lookups only, where that
+        result is the whole answer)."""
+        rng = self.rng
+        *head, last = conv.messages
+        taken = {t["function"]["name"] for t in conv.tools}
+        made = [c for m in head for c in m.tool_calls]
+        echo: tuple[ToolCall, dict[str, Any]] | None = None
+        if conv.kind == "single" and rng.random() < 0.6:
+            spec = next(t for t in conv.tools if t["function"]["name"] == made[-1].name)["function"]["parameters"]
+            if len(spec["required"]) == 1:
+                echo = made[-1], spec
+        if echo is not None and (names := [n for n, _ in _ECHO_FINISHERS if n not in taken]):
+            before, params = echo
+            (key,) = params["required"]
+            name = rng.choice(names)
+            doc = dict(_ECHO_FINISHERS)[name].format(param=key.replace("_", " "))
+            prop = {k: v for k, v in params["properties"][key].items() if k != "description"}
+            spec = _finisher_spec(name, doc, key, {**prop, "description": f"the {key.replace('_', ' ')} that "
+                                                                        "gave the answer"})
+            args, result = {key: before.arguments[key]}, [m for m in head if m.role == "tool"][-1].content
+        else:
+            name, doc, param, param_doc = rng.choice([f for f in _ANSWER_FINISHERS if f[0] not in taken])
+            spec = _finisher_spec(name, doc, param, {"type": "string", "description": param_doc})
+            args, result = {param: last.content}, rng.choice(_RECEIPTS)
+        call = ToolCall(id=f"call_{rng.getrandbits(40):010x}", name=name, arguments=args)
+        tools = list(conv.tools)
+        tools.insert(rng.randrange(len(tools) + 1), spec)
+        messages = [*head, Message.assistant(tool_calls=[call]), Message.tool(call, result)]
+        return ToolConversation(conv.kind, tools, messages, final=(name,))
+
+
+def _finisher_spec(name: str, doc: str, param: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": doc, "parameters": {
+        "type": "object", "properties": {param: schema}, "required": [param]}}}
+
 
 KIND_WEIGHTS: Mapping[str, float] = {"single": 40, "use_result": 15, "sequence": 25, "no_tool": 20}
 """The default mix of conversation kinds (percent)."""
@@ -1570,11 +1640,13 @@ _JUDGED = tuple(f for f in _FAMILIES if f.judge is not None)
 
 
 def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, float] | None = None,
-                            refusals: bool = True, fresh_names: float = 0.0) -> list[ToolConversation]:
+                            refusals: bool = True, fresh_names: float = 0.0, finish: float = 0.0,
+                            ) -> list[ToolConversation]:
     """`n` tool-use conversations drawn with `random.Random(seed)`: by default (`KIND_WEIGHTS`) about 40 %
     one call, 15 % one call whose result the answer must reason on, 25 % two calls in sequence, 20 % no
     call. `refusals=False` leaves out the no-call answers that say no offered tool can do the request;
-    `fresh_names` is the share of tools renamed from their family's words (`get_x_info`, `queryX`)."""
+    `fresh_names` is the share of tools renamed from their family's words (`get_x_info`, `queryX`);
+    `finish` the share of conversations offered a tool that finishes the run, and ending with its call."""
     mix = dict(weights or KIND_WEIGHTS)
     if set(mix) - set(KIND_WEIGHTS) or not any(mix.values()):
         raise ValueError(f"weights name kinds of {sorted(KIND_WEIGHTS)}, at least one above 0")
@@ -1592,7 +1664,9 @@ def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, floa
             conv = build.chained(rng.choice(CHAIN_PATTERNS)) if rng.random() < 0.65 else build.two_things()
         else:
             conv = build.no_tool(refusals)
-        assert not {t["function"]["name"] for t in conv.tools} & HELD_OUT_TOOLS
+        if finish and rng.random() < finish:  # no draw without: the same conversations as before
+            conv = build.finishing(conv)
+        assert not {t["function"]["name"] for t in conv.tools} & (HELD_OUT_TOOLS | FRAMEWORK_FINISHERS)
         out.append(conv)
     return out
 
@@ -1609,6 +1683,8 @@ def _check_tables() -> None:
     assert len(names) == len(set(names)), "a tool name is used twice"
     for name in names:
         assert name not in HELD_OUT_TOOLS and not set(name.split("_")) & HELD_OUT_WORDS, name
+    finishers = [f[0] for f in _ANSWER_FINISHERS] + [n for n, _ in _ECHO_FINISHERS]
+    assert not set(finishers) & (set(names) | HELD_OUT_TOOLS | FRAMEWORK_FINISHERS), finishers
     for f in _FAMILIES:
         params = {p.name for p in f.params}
         required = {p.name for p in f.params if not p.optional}
