@@ -50,7 +50,7 @@ from agentkit.repeats import NOT_RUN, CallResults, uses_results
 from agentkit.retry import call_with_retries, stream_with_retries
 from agentkit.rewards import RewardFn
 from agentkit.toolcall_text import tool_choice_kind
-from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
+from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools, parameter_list
 from agentkit.trajectory import OutputCheck, Trajectory, append_jsonl
 
 if TYPE_CHECKING:
@@ -65,9 +65,12 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
-def finish_reminder(finisher: str) -> str:
-    """What a reply in text gets back when the run ends through the tool `finisher`."""
-    return f"A reply in text does not finish this task: call {finisher} with your final answer now."
+def finish_reminder(finisher: Tool) -> str:
+    """What a reply in text gets back when the run ends through the tool `finisher`: what the tool is for and
+    what it takes (a small model told to give its "final answer" wrote the number where the SQL goes)."""
+    purpose = finisher.description.strip().splitlines()[0] if finisher.description.strip() else ""
+    return " ".join(p for p in (f"A reply in text does not finish this task: call {finisher.name} now.", purpose,
+                                f"{finisher.name} takes {parameter_list(finisher)}.") if p)
 
 
 @dataclass
@@ -462,7 +465,7 @@ class Agent:
                         # the run ends through its finishing tool: a reply in text gets one reminder, and the
                         # next reply must call it (as pydantic-ai's output tools and smolagents' final_answer)
                         told_to_finish = True
-                        messages.append(Message.user(finish_reminder(self._finishers[0])))
+                        messages.append(Message.user(finish_reminder(self.tools[self._finishers[0]])))
                         settings = self._finishing()
                         continue
                     if self._output is None:

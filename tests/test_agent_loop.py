@@ -384,7 +384,8 @@ def test_a_run_with_a_finishing_tool_asks_a_reply_in_text_once_to_call_it() -> N
     assert result.stop_reason == "final" and result.answer == f"confirmed {q}"
     assert [s.tool_choice if s else None for s in model.settings] == [None, None, "confirm"]
     reminder = model.requests[2][-1]
-    assert reminder.role == "user" and "call confirm" in reminder.content
+    assert reminder.content == ("A reply in text does not finish this task: call confirm now. Confirm the final "
+                                "query; ends the run. confirm takes sql (string, required).")
 
     # a model that answers in text again is taken at its word; so is a text reply at the step limit
     stubborn = ScriptedModel([call("run_query", sql=q), "59.", "Still 59."])
