@@ -140,8 +140,7 @@ def demonstration_trajectory(model: Renderer, tools: Sequence[dict[str, Any]], m
     replies = [m for m in messages[1:] if m.role == "assistant"]
     options = {"instructions": instructions} if instructions is not None else {}
     agent = Agent(Demonstrator(model, replies, calls=calls), written_tools(tools, messages, final),
-                  max_steps=len(replies),
-                  **options)
+                  max_steps=len(replies), **options)
     trajectory = agent.run(messages[0].content).trajectory
     # e.g. a call the tools refused (unknown, bad arguments), or a last call that did not finish the run
     if _steps(trajectory.messages) != _steps(messages) or trajectory.stop_reason != "final":
