@@ -41,6 +41,18 @@ def final_answer(answer: str) -> str:
     return answer
 
 
+@tool
+def run_query(sql: str) -> str:
+    """Run a query."""
+    return "42"
+
+
+@tool(final=True)
+def confirm(sql: str) -> str:
+    """Confirm the final query; ends the run."""
+    return f"confirmed {sql}"
+
+
 def tool_messages(result) -> list[Message]:  # type: ignore[no-untyped-def]
     return [m for m in result.trajectory.messages if m.role == "tool"]
 
@@ -348,16 +360,6 @@ def test_a_repeated_reply_of_two_calls_ends_the_run_with_both_results() -> None:
 
 
 def test_after_a_repeat_the_next_reply_must_call_the_tool_that_finishes_the_run() -> None:
-    @tool
-    def run_query(sql: str) -> str:
-        """Run a query."""
-        return "42"
-
-    @tool(final=True)
-    def confirm(sql: str) -> str:
-        """Confirm the final query; ends the run."""
-        return f"confirmed {sql}"
-
     q = "SELECT 42"
     model = ScriptedModel([call("run_query", sql=q), call("run_query", sql=q), call("confirm", sql=q), "never asked"])
     result = Agent(model, tools=[run_query, confirm]).run("the answer?")
@@ -368,18 +370,8 @@ def test_after_a_repeat_the_next_reply_must_call_the_tool_that_finishes_the_run(
 
 
 def test_a_run_with_a_finishing_tool_asks_a_reply_in_text_once_to_call_it() -> None:
-    @tool
-    def run_query(sql: str) -> str:
-        """Run a query."""
-        return "59"
-
-    @tool(final=True)
-    def confirm(sql: str) -> str:
-        """Confirm the final query; ends the run."""
-        return f"confirmed {sql}"
-
     q = "SELECT COUNT(*) FROM Customer"
-    model = ScriptedModel([call("run_query", sql=q), "There are 59 customers.", call("confirm", sql=q)])
+    model = ScriptedModel([call("run_query", sql=q), "There are 42 customers.", call("confirm", sql=q)])
     result = Agent(model, tools=[run_query, confirm]).run("How many customers?")
     assert result.stop_reason == "final" and result.answer == f"confirmed {q}"
     assert [s.tool_choice if s else None for s in model.settings] == [None, None, "confirm"]
@@ -388,14 +380,14 @@ def test_a_run_with_a_finishing_tool_asks_a_reply_in_text_once_to_call_it() -> N
                                 "query; ends the run. confirm takes sql (string, required).")
 
     # a model that answers in text again is taken at its word; so is a text reply at the step limit
-    stubborn = ScriptedModel([call("run_query", sql=q), "59.", "Still 59."])
-    assert Agent(stubborn, tools=[run_query, confirm]).run("How many?").answer == "Still 59."
-    last = ScriptedModel([call("run_query", sql=q), "59."])
+    stubborn = ScriptedModel([call("run_query", sql=q), "42.", "Still 42."])
+    assert Agent(stubborn, tools=[run_query, confirm]).run("How many?").answer == "Still 42."
+    last = ScriptedModel([call("run_query", sql=q), "42."])
     result = Agent(last, tools=[run_query, confirm], max_steps=2).run("How many?")
-    assert result.answer == "59." and result.stop_reason == "final" and len(last.requests) == 2
+    assert result.answer == "42." and result.stop_reason == "final" and len(last.requests) == 2
     # without a finishing tool the text is the answer at once
-    plain = ScriptedModel([call("run_query", sql=q), "59."])
-    assert Agent(plain, tools=[run_query]).run("How many?").answer == "59." and len(plain.requests) == 2
+    plain = ScriptedModel([call("run_query", sql=q), "42."])
+    assert Agent(plain, tools=[run_query]).run("How many?").answer == "42." and len(plain.requests) == 2
 
 
 def test_a_repeat_then_an_answer_is_a_normal_run_and_failed_calls_may_be_retried() -> None:
@@ -443,11 +435,6 @@ def test_after_a_refused_failing_call_the_next_reply_must_finish_and_other_calls
         if "Trak" in sql:
             raise ValueError("no such table: Trak")
         return "3503"
-
-    @tool(final=True)
-    def confirm(sql: str) -> str:
-        """Confirm the final query; ends the run."""
-        return f"confirmed {sql}"
 
     bad, good = "SELECT COUNT(*) FROM Trak", "SELECT COUNT(*) FROM Track"
     model = ScriptedModel([call("run_query", sql=bad), call("run_query", sql=bad), call("run_query", sql=bad),

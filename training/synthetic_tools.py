@@ -1602,23 +1602,20 @@ class _Builder:
         argument again (`submit_final(query=...)`, whose result is the call's; single lookups only, where that
         result is the whole answer)."""
         rng = self.rng
-        *head, last = conv.messages
+        *head, last = conv.messages  # a single lookup's head: the request, the call, its result
         taken = {t["function"]["name"] for t in conv.tools}
-        made = [c for m in head for c in m.tool_calls]
-        echo: tuple[ToolCall, dict[str, Any]] | None = None
+        echo_names = [n for n, _ in _ECHO_FINISHERS if n not in taken]
+        answering, params = None, {}
         if conv.kind == "single" and rng.random() < 0.6:
-            spec = next(t for t in conv.tools if t["function"]["name"] == made[-1].name)["function"]["parameters"]
-            if len(spec["required"]) == 1:
-                echo = made[-1], spec
-        if echo is not None and (names := [n for n, _ in _ECHO_FINISHERS if n not in taken]):
-            before, params = echo
+            (answering,) = head[1].tool_calls
+            params = next(t for t in conv.tools if t["function"]["name"] == answering.name)["function"]["parameters"]
+        if answering is not None and len(params["required"]) == 1 and echo_names:
             (key,) = params["required"]
-            name = rng.choice(names)
-            doc = dict(_ECHO_FINISHERS)[name].format(param=key.replace("_", " "))
-            prop = {k: v for k, v in params["properties"][key].items() if k != "description"}
-            spec = _finisher_spec(name, doc, key, {**prop, "description": f"the {key.replace('_', ' ')} that "
-                                                                        "gave the answer"})
-            args, result = {key: before.arguments[key]}, [m for m in head if m.role == "tool"][-1].content
+            name, words = rng.choice(echo_names), key.replace("_", " ")
+            schema = {k: v for k, v in params["properties"][key].items() if k != "description"}
+            spec = _finisher_spec(name, dict(_ECHO_FINISHERS)[name].format(param=words), key,
+                                  {**schema, "description": f"the {words} that gave the answer"})
+            args, result = {key: answering.arguments[key]}, head[-1].content
         else:
             name, doc, param, param_doc = rng.choice([f for f in _ANSWER_FINISHERS if f[0] not in taken])
             spec = _finisher_spec(name, doc, param, {"type": "string", "description": param_doc})
