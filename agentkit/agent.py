@@ -534,6 +534,8 @@ class Agent:
             # 6. Run the calls (in parallel) and append what they returned, in the reply's order.
             ended = yield from self._run_calls(reply, decisions, trajectory, trace)
             if ended is None:
+                if any(c.name in self._finishers for c in reply.tool_calls):
+                    told_to_finish = False  # its finishing call failed: a reply in text is reminded again
                 continue
             if ended.typed:
                 output = ended.typed[0]

@@ -385,6 +385,18 @@ def test_a_run_with_a_finishing_tool_asks_a_reply_in_text_once_to_call_it() -> N
     last = ScriptedModel([call("run_query", sql=q), "42."])
     result = Agent(last, tools=[run_query, confirm], max_steps=2).run("How many?")
     assert result.answer == "42." and result.stop_reason == "final" and len(last.requests) == 2
+    # a finishing call that fails re-arms the reminder: the text after it is sent back once more
+    @tool(final=True)
+    def strict(sql: str) -> str:
+        """Confirm the final query; ends the run."""
+        if "FROM" not in sql:
+            raise ValueError("no such column: x")
+        return f"confirmed {sql}"
+
+    retry = ScriptedModel(["42.", call("strict", sql="SELECT x"), "It is 42.", call("strict", sql=q)])
+    result = Agent(retry, tools=[run_query, strict]).run("How many?")
+    assert result.stop_reason == "final" and result.answer == f"confirmed {q}"
+    assert [s.tool_choice if s else None for s in retry.settings] == [None, "strict", None, "strict"]
     # without a finishing tool the text is the answer at once
     plain = ScriptedModel([call("run_query", sql=q), "42."])
     assert Agent(plain, tools=[run_query]).run("How many?").answer == "42." and len(plain.requests) == 2

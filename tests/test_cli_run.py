@@ -138,3 +138,29 @@ def test_run_on_the_embedded_model_answers_a_question() -> None:
     assert trajectory.model.startswith("local") or "smollm2" in trajectory.model.lower(), trajectory.model
     assert trajectory.has_tokens  # the embedded backend records token ids and log-probs
     assert all(len(t.completion_ids) == len(t.logprobs) > 0 for t in trajectory.turns)
+
+
+def _qwen_on_llama() -> bool:
+    from agentkit.models.embedded import EMBEDDED_MODELS
+
+    parts = EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts
+    return importlib.util.find_spec("llama_cpp") is not None and all(
+        importlib.util.find_spec(p.package) is not None for p in parts)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _qwen_on_llama(), reason="needs llama-cpp-python and the Qwen parts (make setup)")
+def test_run_on_the_default_model_calls_the_calculator() -> None:
+    """The issue's first check, as a user types it: the default model (Qwen with the shipped tool LoRA)
+    calls the calculator and answers with its result."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentkit.cli.main", "run", "What is 17 * 23?", "--tools", "calculator",
+         "--model", "local:default", "--temperature", "0", "--max-steps", "4", "--json"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    trajectory = Trajectory.model_validate_json(proc.stdout)
+    calls = [c for turn in trajectory.turns for c in turn.output.tool_calls]
+    assert [c.name for c in calls] == ["calculator"], calls
+    assert "391" in (trajectory.answer or ""), trajectory.answer

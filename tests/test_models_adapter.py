@@ -115,7 +115,8 @@ def test_an_adapter_that_does_not_fit_is_refused_with_the_reason(tmp_path: Path)
 @pytest.mark.parametrize("engine", ["torch", "llama.cpp"])
 def test_a_learned_adapter_is_put_on_and_taken_off_a_local_model(tmp_path: Path, engine: str) -> None:
     """learn's rl phase leaves its adapter on the model; `use_adapter` takes it off for an agent that does not
-    keep rl (set aside by validation) and puts it back: the replies are the base's, then the adapter's."""
+    keep rl (set aside by validation) and puts it back: the replies are the model's as loaded, then the
+    adapter's. On llama.cpp a model loaded with an adapter (local:default) goes back to that one."""
     from agentkit.training.learning.methods import use_adapter
 
     adapter = _smollm2_adapter(tmp_path / "adapter", ["q_proj", "v_proj", "up_proj"])
@@ -127,14 +128,21 @@ def test_a_learned_adapter_is_put_on_and_taken_off_a_local_model(tmp_path: Path,
         assert tokens is not None
         return list(tokens.completion_ids)
 
-    base = reply(resolve_model("local:smollm2-135m", engine=engine))
-    model = resolve_model(f"local:smollm2-135m+{adapter}", engine=engine)
-    tuned = reply(model)
+    tuned = reply(resolve_model(f"local:smollm2-135m+{adapter}", engine=engine))
+    model = resolve_model("local:smollm2-135m", engine=engine)  # a run resumed after the rl phase
+    base = reply(model)
     assert tuned != base
+    use_adapter(model, adapter)
+    assert reply(model) == tuned
     use_adapter(model, None)
     assert reply(model) == base
     use_adapter(model, adapter)
     assert reply(model) == tuned
-    fresh = resolve_model("local:smollm2-135m", engine=engine)  # a run resumed after the rl phase
-    use_adapter(fresh, adapter)
-    assert reply(fresh) == tuned
+    if engine == "llama.cpp":
+        other = _smollm2_adapter(tmp_path / "other", ["q_proj", "v_proj", "up_proj"], seed=1)
+        loaded = resolve_model(f"local:smollm2-135m+{other}", engine=engine)
+        own = reply(loaded)
+        use_adapter(loaded, adapter)
+        assert reply(loaded) == tuned != own
+        use_adapter(loaded, None)
+        assert reply(loaded) == own

@@ -247,3 +247,31 @@ def test_jsonl_input_and_clear_error_without_signal(data: list[Trajectory], tmp_
     model, tok = tiny_llama(seed=0)
     with pytest.raises(ValueError, match="equal rewards"):
         Trainer(model, cfg(), tokenizer=tok, out_dir=tmp_path / "o").fit([str(log)])
+
+
+def test_a_model_with_an_adapter_trains_that_adapter_on(data: list[Trajectory], tmp_path: Path) -> None:
+    """`local:BASE+ADAPTER` (and `local:default`, the base with its shipped adapter) trains the adapter it
+    runs: the same LoRA weights at the start, no second adapter, and a KL reference that is the start policy
+    (the adapter on), not the base weights."""
+    import peft
+    from safetensors.torch import load_file
+
+    model, tok = tiny_llama(seed=0)
+    model.save_pretrained(tmp_path / "base")
+    tok.save_pretrained(tmp_path / "base")
+    torch.manual_seed(1)
+    config = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    peft.get_peft_model(model, config).save_pretrained(tmp_path / "adapter")  # A and B random: not the base
+    start = load_file(tmp_path / "adapter" / "adapter_model.safetensors")
+
+    trainer = Trainer(f"local:{tmp_path / 'base'}+{tmp_path / 'adapter'}", cfg(kl_coef=0.05), out_dir=tmp_path / "run")
+    assert trainer.policy is trainer.local.peft
+    trained = {n.replace(".default", ""): p for n, p in trainer.policy.named_parameters() if p.requires_grad}
+    assert set(trained) == set(start)
+    assert all(torch.equal(trained[n], start[n]) for n in start)
+    trainer.fit(data)
+    first = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
+    assert first["kl"] == pytest.approx(0.0, abs=1e-6)  # π_ref is the start policy, adapter included
+    saved = load_file(tmp_path / "run" / (tmp_path / "run" / "latest").read_text().strip() / "adapter"
+                      / "adapter_model.safetensors")
+    assert set(saved) == set(start) and any(not torch.equal(saved[n], start[n]) for n in start)

@@ -21,7 +21,7 @@ import random
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
@@ -59,7 +59,9 @@ class Trainer:
 
     Args:
         model: "local:NAME", a `LocalModel` (its module is trained in place, so its next generation
-            uses the new weights), or a torch causal LM together with `tokenizer`.
+            uses the new weights), or a torch causal LM together with `tokenizer`. A model that runs a
+            LoRA adapter (`local:default`, `local:BASE+ADAPTER`) trains that adapter on; full fine-tuning
+            merges it in first.
         config: a `TrainConfig` (defaults if omitted).
         out_dir: checkpoints, metrics.jsonl and online rollouts go here.
         rollout: a `RolloutEngine` for online training (default: `LocalRollout` on the same module).
@@ -76,13 +78,24 @@ class Trainer:
             self.module.to(device)
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
-        if cfg.lora.enabled:
+        running = getattr(self.local, "peft", None)  # the adapter a local model runs (local:default, BASE+ADAPTER)
+        if running is not None and cfg.lora.enabled:  # continue training it: the policy the model acts with
+            for name, p in running.named_parameters():
+                p.requires_grad_("lora_" in name)
+            self.policy: nn.Module = running
+        elif running is not None:  # full fine-tuning starts from the weights with the adapter merged in
+            running.merge_and_unload()
+            self.local.peft = None
+            for p in self.module.parameters():
+                p.requires_grad_(True)
+            self.policy = self.module
+        elif cfg.lora.enabled:
             require("peft", extra="local", feature="LoRA training")
             import peft
 
             lora = peft.LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
                                    target_modules=list(cfg.lora.target_modules), task_type="CAUSAL_LM")
-            self.policy: nn.Module = peft.get_peft_model(self.module, lora)  # injects into self.module in place
+            self.policy = peft.get_peft_model(self.module, lora)  # injects into self.module in place
         else:
             self.policy = self.module
             for p in self.policy.parameters():
@@ -93,9 +106,9 @@ class Trainer:
                 self.policy.enable_input_require_grads()  # type: ignore[operator]
         self.device = next(self.policy.parameters()).device
         self.pad_id = _pad_id(self.tokenizer)
-        frozen_ref = None  # full fine-tuning with KL: a frozen copy of the start weights (LoRA: adapter off)
-        if cfg.kl_coef > 0 and not cfg.lora.enabled:
-            frozen_ref = copy.deepcopy(self.module).eval().requires_grad_(False)
+        frozen_ref = None  # KL: a frozen copy of the start weights (a fresh LoRA: the adapter turned off)
+        if cfg.kl_coef > 0 and (not cfg.lora.enabled or running is not None):
+            frozen_ref = copy.deepcopy(self.policy).eval().requires_grad_(False)
         # Every forward that scores tokens goes through these modules (the FSDP roots when sharded).
         self.scorer = TokenLogProbs(self.policy)
         self._ref_scorer = TokenLogProbs(frozen_ref) if frozen_ref is not None else None
@@ -421,9 +434,10 @@ def _resolve_model(model: Any, tokenizer: Any) -> tuple[Any, nn.Module, Any]:
         prefix, _, rest = model.partition(":")
         if prefix != "local" or not rest:
             raise ValueError(f"training needs an in-process model: local:NAME or local:PATH, not {model!r}")
+        from agentkit.models import resolve_model
         from agentkit.models.local import LocalModel
 
-        local = LocalModel.load(rest)
+        local = cast(LocalModel, resolve_model(model, engine="torch"))  # with the adapter it names (local:default)
         return local, local.model, local.tokenizer
     inner = getattr(model, "model", None)
     has_tokenizer = getattr(model, "tokenizer", None) is not None

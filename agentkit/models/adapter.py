@@ -35,7 +35,8 @@ def check_adapter_dir(adapter: Path) -> Path:
 
 
 def load_with_adapter(base: str, adapter: Path, **options: Any) -> Any:
-    """Load the local model `base` on the torch engine and put the LoRA adapter in `adapter` onto it."""
+    """Load the local model `base` on the torch engine and put the LoRA adapter in `adapter` onto it (kept as
+    `LocalModel.peft`, which a `Trainer` given this model continues to train)."""
     check_adapter_dir(adapter)
     try:
         import peft
@@ -46,9 +47,10 @@ def load_with_adapter(base: str, adapter: Path, **options: Any) -> Any:
     options.setdefault("name", f"local:{base}+{adapter}")
     local = LocalModel.load(base, **options)
     try:
-        peft.PeftModel.from_pretrained(local.model, str(adapter))  # injects the LoRA layers in place
+        local.peft = peft.PeftModel.from_pretrained(local.model, str(adapter))  # injects the LoRA layers in place
     except (ValueError, KeyError, RuntimeError) as exc:
         raise ModelConfigError(f"adapter {adapter} does not fit the base model {base!r}: {exc}") from exc
+    local.adapter = adapter
     local.model.eval()
     local.reset_cache()
     return local

@@ -211,6 +211,7 @@ class LlamaCppModel:
             each in its own context of `n_threads`; more slots than free cores / threads is slower.
         lora: a GGUF LoRA file run on top of the model (`gguf_lora.gguf_adapter` writes one from a peft
             adapter); the base weights stay memory-mapped and shared.
+        adapter: the peft folder `lora` was written from (training the model continues that adapter).
         source: what it was loaded by (an embedded model's name; default: the file), for loading the same
             model in torch to train it.
     """
@@ -218,7 +219,7 @@ class LlamaCppModel:
     def __init__(self, model_path: str | Path, *, name: str = "local", n_threads: int | None = None,
                  n_ctx: int | None = None, text_tools: bool | None = None, default_temperature: float = 0.7,
                  max_new_tokens: int = 512, reuse_cache: bool = True, parallel: int = 1,
-                 lora: str | Path | None = None, source: str | None = None) -> None:
+                 lora: str | Path | None = None, adapter: Path | None = None, source: str | None = None) -> None:
         if not llama_cpp_available():
             raise ModelConfigError(f"the llama.cpp engine needs llama-cpp-python: {INSTALL_HINT}")
         import numpy as np
@@ -259,6 +260,8 @@ class LlamaCppModel:
         """How often a slot parked its conversation and took one back (see `_prefill`)."""
         self.lora: Path | None = None
         """The GGUF LoRA the model runs (None: the base model); `set_lora` changes it."""
+        self.adapter = adapter
+        """The peft adapter the model was loaded with (None: the base model), whatever `set_lora` runs since."""
         if lora is not None:
             self.set_lora(lora)
 

@@ -102,13 +102,17 @@ class LocalModel:
         self._stop_ids = self._find_stop_ids()
         self._raw_texts = RawTexts()
         self._no_call: list[int] | None = None
+        self.adapter: Path | None = None
+        """The peft adapter folder put on the model (`adapter.load_with_adapter`), None for the base weights."""
+        self.peft: Any = None
+        """The `peft.PeftModel` wrapping `model` with that adapter; a `Trainer` continues training it."""
 
     # -- loading ----------------------------------------------------------------------------------
     @classmethod
     def load(cls, spec: str = "default", *, dtype: Any = None, **options: Any) -> LocalModel:
-        """Load a model by name: an embedded model ("default" = Qwen2.5-Coder-0.5B, "smollm2-135m"), a
-        saved Hugging Face model folder, a `.gguf` file, or an ORG/NAME hub id (needs the network or
-        the local HF cache)."""
+        """Load a model's weights by name: an embedded model ("default" = Qwen2.5-Coder-0.5B, "smollm2-135m"),
+        a saved Hugging Face model folder, a `.gguf` file, or an ORG/NAME hub id (needs the network or
+        the local HF cache). The base weights only: `load_local` puts an embedded name's adapter on top."""
         from agentkit.models.embedded import (
             detach_gguf_quantizer,
             embedded_model,

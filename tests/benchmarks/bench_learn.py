@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 ROWS = {"skills": ("skills",), "notes": ("notes",), "pacing": ("pacing",), "rl": ("rl",), "rl-grpo": ("rl",),
+        "rl-sft": ("rl",),
         "skills-pacing": ("skills", "pacing"), "memory": ("skills", "notes", "pacing"),
         "all": ("skills", "notes", "pacing", "rl")}
-"""rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings; memory: skills, notes
-and pacing (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine)."""
+"""rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings; rl-sft: online
+rejection-sampling fine-tuning (the same rollouts; only the solved ones are imitated, at lr 1e-4); memory: skills,
+notes and pacing (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine)."""
 
 
 def seed_before(source: Path, out: Path, methods: tuple[str, ...], budget: list[float | int | None],
@@ -78,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agentkit.environments.sql import CHINOOK_TASKS, CLINIC_DB, CLINIC_TASKS, SQLEnvironment
     from agentkit.models import resolve_model
+    from agentkit.training.config import TrainConfig
     from agentkit.training.learning import TABLE_HEADER, Budget, learn
     from agentkit.training.learning.methods import default_rl_config
 
@@ -103,9 +106,11 @@ def main(argv: list[str] | None = None) -> int:
                 seed_before(args.before_from, out, ROWS[row], [budget.minutes, budget.episodes], env,
                             args.validation)
             rl_config = None
-            if row == "rl-grpo":
-                rl_config = default_rl_config(env, seed, args.max_steps, args.max_tokens).model_copy(
-                    update={"algo": "grpo"})
+            if row in ("rl-grpo", "rl-sft"):
+                settings = default_rl_config(env, seed, args.max_steps, args.max_tokens).model_dump(
+                    exclude_unset=True)
+                settings.update({"algo": "grpo"} if row == "rl-grpo" else {"algo": "sft", "lr": 1e-4})
+                rl_config = TrainConfig.model_validate(settings)
             report = learn(env, model, budget=args.budget, methods=ROWS[row], out=out, seed=seed, unseen=unseen,
                            resume=(out / "state.json").exists(), max_steps=args.max_steps,
                            max_tokens=args.max_tokens, notes_threshold=args.notes_threshold, rl_config=rl_config,

@@ -395,14 +395,19 @@ def default_rl_config(env: Environment, seed: int, max_turns: int, max_new_token
 
 def untrainable(model: Any) -> str | None:
     """Why the rl method cannot train `model` (None when it can: a local torch model, trained in place, or
-    a GGUF model on llama.cpp, trained as a torch copy while llama.cpp plays the episodes)."""
+    a GGUF model on llama.cpp, trained as a torch copy (of the adapter it runs, if any) while llama.cpp plays
+    the episodes)."""
     inner = getattr(model, "inner", model)
     if _is_torch_local(inner):
+        if getattr(inner, "peft", None) is not None:
+            return (f"the rl method trains a torch model in place, and {inner.name!r} runs an adapter it could not "
+                    "set aside again: learn on the llama.cpp engine (which trains a copy of the adapter), or "
+                    "from the bare base (e.g. local:qwen2.5-coder-0.5b)")
         return None
     if _is_llamacpp(inner):
-        if inner.lora is not None:
-            return (f"the rl method trains a fresh LoRA on the base model; {inner.name!r} already runs an adapter "
-                    "(learn from the base model, or merge the adapter first)")
+        if inner.lora is not None and inner.adapter is None:
+            return (f"the rl method continues the peft adapter a model was loaded with; {inner.name!r} runs a GGUF "
+                    "LoRA without one (load it as local:BASE+ADAPTER_DIR)")
         return None
     name = getattr(inner, "name", type(inner).__name__)
     return (f"the rl method trains the model in-process: it needs a local model (local:NAME), not {name!r} "
@@ -414,7 +419,7 @@ def rl_by_default(model: Any) -> bool:
     """Whether learn's default methods include rl for `model`: only for a local torch model. On llama.cpp
     the rl method works when named (`--method ...,rl`) but is not a default: a GRPO step of the 0.5B model
     takes about a minute of the two-core budget, and no run so far has shown held-out gains from it."""
-    return _is_torch_local(getattr(model, "inner", model))
+    return _is_torch_local(getattr(model, "inner", model)) and untrainable(model) is None
 
 
 def _is_torch_local(model: Any) -> bool:
@@ -445,12 +450,14 @@ class RLLearner(Learner):
         cfg.progress = False
         self.folder = ctx.out / "rl"
         inner, rollout = ctx.model.inner, None
-        if _is_llamacpp(inner):  # train a torch copy of the GGUF; llama.cpp plays the episodes with its LoRA
+        if _is_llamacpp(inner):  # train a torch copy of the GGUF (and its adapter); llama.cpp plays the episodes
+            from agentkit.models.adapter import load_with_adapter
             from agentkit.models.local import LocalModel
             from agentkit.training.llamacpp_rollout import LlamaCppRollout
 
             rollout = LlamaCppRollout(inner, self.folder / "adapters")
-            inner = LocalModel.load(inner.source)
+            start = inner.adapter
+            inner = load_with_adapter(inner.source, start) if start is not None else LocalModel.load(inner.source)
             if "rollout_correction" not in cfg.model_fields_set:
                 cfg.rollout_correction = "tis"  # the engines' numerics differ (quantised vs dequantised weights)
             if "dtype" not in cfg.model_fields_set:
@@ -532,12 +539,14 @@ def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, re
 
 
 def use_adapter(model: Any, adapter: Path | None) -> None:
-    """Run local `model` with the learned LoRA `adapter`, or without it (None). The rl phase leaves its adapter
-    on the model; an agent that does not keep rl (validation set it aside) must run the base weights, and a
-    run resumed after the phase must get the adapter back."""
+    """Run local `model` with the learned LoRA `adapter`, or without it (None: as loaded, the base weights or
+    the adapter it came with). The rl phase leaves its adapter on the model; an agent that does not keep rl
+    (validation set it aside) must run the model as loaded, and a run resumed after the phase must get the
+    learned adapter back."""
     if _is_llamacpp(model):
         from agentkit.models.gguf_lora import gguf_adapter
 
+        adapter = adapter or model.adapter
         target = gguf_adapter(adapter, model.model_path) if adapter is not None else None
         if model.lora != target:
             model.set_lora(target)
