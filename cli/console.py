@@ -29,6 +29,7 @@ from agentkit.models import Model, resolve_model
 
 _CALL_MARKUP = re.compile(r"<\s*/?\s*(?:tool|function)[_\- ]?call", re.I)
 _HOLD_BACK = 16  # characters kept back while they might be the start of "<tool_call>"
+_BARE_CALL_START = ("{", "```", "[{")  # a reply that starts so is held until the turn says whether it was a call
 
 
 def short(value: Any, limit: int) -> str:
@@ -99,6 +100,8 @@ class EventPrinter:
             return
         self._turn_text += delta
         visible = self._turn_text
+        if visible.lstrip().startswith(_BARE_CALL_START):  # maybe a call written as bare JSON (Qwen): wait
+            return
         match = _CALL_MARKUP.search(visible)
         if match:
             visible, self._hidden = visible[: match.start()], True
@@ -121,7 +124,8 @@ class EventPrinter:
         self._line_open = not visible.endswith("\n")
 
     def _end_turn(self, event: ModelTurn) -> None:
-        if self.show_text and not self._hidden:
+        bare_call = self._turn_text.lstrip().startswith(_BARE_CALL_START) and event.turn.output.tool_calls
+        if self.show_text and not self._hidden and not bare_call:
             self._emit(self._turn_text)  # whatever was held back
         if event.turn.output.tool_calls or event.turn.output.parse_error:
             self.finish()

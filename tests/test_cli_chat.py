@@ -36,7 +36,7 @@ from agentkit.cli import chat, run_cmd
 from agentkit.cli.chat import ChatConfig, SlashCommand, run_chat
 from agentkit.cli.console import EventPrinter
 from agentkit.extensions import Instructions
-from agentkit.messages import Message
+from agentkit.messages import Message, ToolCall
 from agentkit.records import TOOLS_OFFERED
 from agentkit.testing import ScriptedModel
 from agentkit.trajectory import read_jsonl
@@ -376,6 +376,26 @@ def test_streamed_text_hides_tool_call_markup_but_shows_the_call() -> None:
     assert lines[:2] == ["Let me compute that.", "⚙ calculator(expression='6*7')"]
     assert re.fullmatch(rf"  ↳ {evaluate('6*7')}  \(\d+\.\d\d s\)", lines[2])
     assert lines[3:] == ["It is 42 <b>exactly</b>."]  # a "<" that is no tool call is shown in the end
+
+
+def test_a_call_written_as_bare_json_is_not_streamed_as_text() -> None:
+    """Qwen writes its calls as bare JSON, streamed piece by piece: the printer holds a reply that starts like
+    one until the turn ends, shows only the call when it was one, and the text when it was not."""
+    from agentkit.events import ModelText, ModelTurn
+    from agentkit.trajectory import Trajectory
+
+    out = StringIO()
+    printer = EventPrinter(Console(file=out, width=120))
+    raw = '{"name": "calculator", "arguments": {"expression": "6*7"}}'
+    trajectory = Trajectory(task="6*7?")
+    for reply in (Message.assistant(tool_calls=[ToolCall(name="calculator", arguments={"expression": "6*7"})]),
+                  Message.assistant('{"answer": 42} is all.')):
+        text = raw if reply.tool_calls else reply.content
+        for i in range(0, len(text), 7):
+            printer.handle(ModelText(text[i:i + 7], "act"))
+        printer.handle(ModelTurn(trajectory.add_turn(reply, phase="act")))
+    printer.finish()
+    assert out.getvalue().splitlines() == ['{"answer": 42} is all.']
 
 
 def test_session_resumes_and_map_and_notes_commands(app, tmp_path) -> None:
