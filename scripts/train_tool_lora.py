@@ -1,7 +1,7 @@
 """Fine-tune the embedded model's tool use on synthetic conversations: a LoRA adapter, trained with SFT.
 
     python scripts/train_tool_lora.py --out runs/tool-lora --conversations 600 --steps 75
-    agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter   # local:default ships run 7's adapter
+    agentkit chat --model local:default+runs/tool-lora/adapter
 
 The conversations (`agentkit.training.synthetic_tools`) use tools from ~60 made-up domains and never the
 tools of the capability benchmark (`HELD_OUT_TOOLS`), so what the benchmark measures afterwards is
@@ -29,8 +29,7 @@ from agentkit.training.trainer import Trainer
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--model", default="qwen2.5-coder-0.5b",
-                        help="embedded model (local:NAME); default the bare base of local:default")
+    parser.add_argument("--model", default="default", help="embedded model name (local:NAME)")
     parser.add_argument("--conversations", type=int, default=600)
     parser.add_argument("--steps", type=int, default=75)
     parser.add_argument("--batch", type=int, default=8, help="conversations per optimiser step")

@@ -60,7 +60,7 @@ class Trainer:
     Args:
         model: "local:NAME", a `LocalModel` (its module is trained in place, so its next generation
             uses the new weights), or a torch causal LM together with `tokenizer`. A model that runs a
-            LoRA adapter (`local:default`, `local:BASE+ADAPTER`) trains that adapter on; full fine-tuning
+            LoRA adapter (`local:BASE+ADAPTER`) trains that adapter on; full fine-tuning
             merges it in first.
         config: a `TrainConfig` (defaults if omitted).
         out_dir: checkpoints, metrics.jsonl and online rollouts go here.
@@ -78,7 +78,7 @@ class Trainer:
             self.module.to(device)
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
-        running = getattr(self.local, "peft", None)  # the adapter a local model runs (local:default, BASE+ADAPTER)
+        running = getattr(self.local, "peft", None)  # the adapter a local model runs (local:BASE+ADAPTER)
         if running is not None and cfg.lora.enabled:  # continue training it: the policy the model acts with
             for name, p in running.named_parameters():
                 p.requires_grad_("lora_" in name)
@@ -437,7 +437,7 @@ def _resolve_model(model: Any, tokenizer: Any) -> tuple[Any, nn.Module, Any]:
         from agentkit.models import resolve_model
         from agentkit.models.local import LocalModel
 
-        local = cast(LocalModel, resolve_model(model, engine="torch"))  # with the adapter it names (local:default)
+        local = cast(LocalModel, resolve_model(model, engine="torch"))  # with the adapter it names (BASE+ADAPTER)
         return local, local.model, local.tokenizer
     inner = getattr(model, "model", None)
     has_tokenizer = getattr(model, "tokenizer", None) is not None
