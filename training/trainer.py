@@ -79,16 +79,13 @@ class Trainer:
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         running = getattr(self.local, "peft", None)  # the adapter a local model runs (local:BASE+ADAPTER)
-        if running is not None and cfg.lora.enabled:  # continue training it: the policy the model acts with
+        if running is not None and not cfg.lora.enabled:  # full fine-tuning starts from the merged weights
+            running.merge_and_unload()
+            self.local.peft = running = None
+        if running is not None:  # continue training the adapter: the policy the model acts with
             for name, p in running.named_parameters():
                 p.requires_grad_("lora_" in name)
             self.policy: nn.Module = running
-        elif running is not None:  # full fine-tuning starts from the weights with the adapter merged in
-            running.merge_and_unload()
-            self.local.peft = None
-            for p in self.module.parameters():
-                p.requires_grad_(True)
-            self.policy = self.module
         elif cfg.lora.enabled:
             require("peft", extra="local", feature="LoRA training")
             import peft

@@ -402,7 +402,7 @@ def untrainable(model: Any) -> str | None:
         if getattr(inner, "peft", None) is not None:
             return (f"the rl method trains a torch model in place, and {inner.name!r} runs an adapter it could not "
                     "set aside again: learn on the llama.cpp engine (which trains a copy of the adapter), or "
-                    "from the bare base (e.g. local:qwen2.5-coder-0.5b)")
+                    "from the base model without it")
         return None
     if _is_llamacpp(inner):
         if inner.lora is not None and inner.adapter is None:
