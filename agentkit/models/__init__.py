@@ -5,7 +5,7 @@
 | `openai:`   | the `openai` client; any base URL (`OPENAI_BASE_URL`)      |
 | `vllm:`     | a vLLM server: `vllm:http://host:8000/v1/MODEL`            |
 | `litellm:`  | every LiteLLM provider: `litellm:anthropic/claude-sonnet-4` |
-| `local:`    | in-process: `local:default` (Qwen2.5-Coder-0.5B), `local:smollm2-135m`, `local:PATH`, `BASE+ADAPTER` |
+| `local:`    | in-process: `local:default` (Qwen2.5-Coder-0.5B + tool LoRA), `local:smollm2-135m`, `BASE+ADAPTER` |
 | `script:`   | a scripted model for tests: `script:replies.json` (see agentkit.testing) |
 """
 
@@ -91,7 +91,8 @@ def resolve_model(spec: str | Model, *, parallel: int = 1, **options: Any) -> Mo
 def load_local(spec: str, *, engine: str | None = None, parallel: int = 1, adapter: Path | None = None,
                **options: Any) -> Model:
     """An in-process model: an embedded name (`default`, `smollm2-135m`), a `.gguf` file or a saved folder,
-    with the peft LoRA `adapter` on top if given.
+    with the peft LoRA `adapter` on top if given (in place of the adapter an embedded name comes with:
+    `default` is Qwen2.5-Coder-0.5B with the shipped tool LoRA, `qwen2.5-coder-0.5b` the bare model).
 
     `engine` ("auto", "llama.cpp" or "torch"; default `$AGENTKIT_ENGINE`, else "auto") picks the
     runtime: auto takes llama.cpp for GGUF models when llama-cpp-python is installed (and no
@@ -102,8 +103,13 @@ def load_local(spec: str, *, engine: str | None = None, parallel: int = 1, adapt
     if engine not in LOCAL_ENGINES:
         raise ModelConfigError(f"unknown local engine {engine!r}: {', '.join(LOCAL_ENGINES)}")
     from agentkit.models.embedded import embedded_gguf_path, embedded_model
+    from agentkit.models.embedded_adapters import builtin_adapter
     from agentkit.models.llamacpp import INSTALL_HINT, LlamaCppModel, llama_cpp_available
 
+    if adapter is None and embedded_model(spec) is not None:
+        adapter = builtin_adapter(spec)
+        if adapter is not None:
+            options.setdefault("name", f"local:{spec or 'default'}")  # the name, not the adapter's home copy
     is_gguf = embedded_model(spec) is not None or spec.endswith(".gguf")
     if engine == "auto":
         torch_only = any(k in options for k in _TORCH_ONLY_OPTIONS)

