@@ -129,7 +129,9 @@ class Agent:
         extensions: skill libraries, mistake notebooks, anything implementing `Extension`, in the order
             they run (the one way to attach them; `with_extensions` gives a copy with more). One that is also
             a `Guard` (learned `Pacing`) may decline a reply's calls before they run.
-        max_steps: the most model calls of the act loop before the run stops.
+        max_steps: the most model calls of the act loop. The last of them must finish the run (call the
+            finishing tool, or answer in text when there is none), as smolagents asks for a final answer
+            at its step limit: a run that used its steps exploring still ends with its best answer.
         settings: sampling settings for every call.
         log: a JSONL file each finished trajectory is appended to.
         max_retries: retries with exponential backoff on transient model errors.
@@ -419,6 +421,8 @@ class Agent:
                 if steps >= self.max_steps:
                     break
                 steps += 1
+                if steps == self.max_steps > 1 and (self._finishers or self._answers_in_text):
+                    settings = self._finishing()  # the last call must finish: not end without an answer
                 # 1. Ask the model. A reply that must answer in text sees the run without its loops (the
                 #    repeated and unreadable replies and what they got back): small models copy those.
                 prompt = messages

@@ -122,7 +122,8 @@ class FunctionModel(ScriptedModel):
     def generate(
         self, messages: Sequence[Message], tools: ToolSpecs = (), settings: GenerationSettings | None = None
     ) -> ModelResponse:
-        """The reply the function gives for these messages and tools."""
+        """The reply the function gives for these messages and tools (it may read `self.settings[-1]`)."""
         self._seen.append((messages, len(messages)))
+        self.settings.append(settings)
         message = self._to_message(self.fn(messages, tools), tools)
         return ModelResponse(message=message, usage=Usage(input_tokens=len(messages), output_tokens=1, calls=1))

@@ -127,8 +127,38 @@ def test_tool_exception_and_timeout() -> None:
 def test_step_limit_stops_the_run() -> None:
     model = FunctionModel(lambda messages, tools: call("add", a=len(messages), b=1))  # a new call each step
     result = Agent(model, tools=[add], max_steps=4).run("loop forever")
-    assert result.answer is None and result.stop_reason == "max_steps"
+    assert result.answer is None and result.stop_reason == "max_steps"  # it called a tool when told to answer
     assert len(result.trajectory.turns) == 4 and len(tool_messages(result)) == 4
+    assert [s.tool_choice if s else None for s in model.settings] == [None, None, None, "none"]
+
+
+def test_the_last_step_answers_in_text_instead_of_calling_again() -> None:
+    """A run that spent its steps calling tools ends with an answer, not with none (smolagents' final answer
+    at the step limit): the last reply is asked with no tools offered."""
+    def reply(messages: list[Message], tools: object) -> Message | str:
+        if model.settings[-1] is not None and model.settings[-1].tool_choice == "none":
+            return "The sum is 5."
+        return call("add", a=len(messages), b=1)
+
+    model = FunctionModel(reply)
+    result = Agent(model, tools=[add], max_steps=3).run("add things")
+    assert result.answer == "The sum is 5." and result.stop_reason == "final"
+    assert [s.tool_choice if s else None for s in model.settings] == [None, None, "none"]
+
+
+def test_the_last_step_calls_the_finishing_tool_and_one_step_is_left_free() -> None:
+    def reply(messages: list[Message], tools: object) -> Message | str:
+        if model.settings[-1] is not None and model.settings[-1].tool_choice == "confirm":
+            return call("confirm", sql="SELECT 42")
+        return call("run_query", sql=f"SELECT {len(messages)}")
+
+    model = FunctionModel(reply)
+    result = Agent(model, tools=[run_query, confirm], max_steps=4).run("the answer?")
+    assert result.answer == "confirmed SELECT 42" and result.stop_reason == "final"
+    assert [s.tool_choice if s else None for s in model.settings] == [None, None, None, "confirm"]
+    single = FunctionModel(lambda messages, tools: call("add", a=1, b=2))
+    Agent(single, tools=[add], max_steps=1).run("one step")  # its only step may still call a tool
+    assert [s.tool_choice if s else None for s in single.settings] == [None]
 
 
 def test_final_tool_ends_the_run_with_its_output() -> None:
