@@ -457,8 +457,9 @@ def test_concurrency_runs_evaluation_tasks_and_skill_episodes_at_once(tmp_path: 
 
 class LoopingScript(FunctionModel):
     """Answers each clinic task with describe_table calls, then the gold query. Tasks in `loopers` describe
-    table after table (a failure at the step limit) unless the reply is made to call confirm_answer;
-    the others confirm after two describes."""
+    table after table unless the reply is made to call confirm_answer: made to after at most three describes,
+    it confirms the gold query; made to later (the last step of a long loop), a wrong one, as the small model
+    does after a long exploration. The others confirm after two describes."""
 
     TABLES = ("Appointment", "Department", "Doctor", "Patient", "Prescription")
 
@@ -480,7 +481,8 @@ class LoopingScript(FunctionModel):
         if described < limit and self.choice != "confirm_answer":
             return Message.assistant(tool_calls=[ToolCall(name="describe_table",
                                                           arguments={"table": self.TABLES[described]})])
-        return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": self.gold[prompt]})])
+        sql = self.gold[prompt] if described <= 3 else "SELECT 0"  # (a declined describe counts)
+        return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": sql})])
 
 
 def test_pacing_learned_from_train_runs_ends_heldout_loops(tmp_path: Path) -> None:
@@ -495,8 +497,8 @@ def test_pacing_learned_from_train_runs_ends_heldout_loops(tmp_path: Path) -> No
     assert report.details["pacing"]["limits"] == {"explore_schema": 2}
     assert report.details["pacing"]["evidence"]["explore_schema"]["failures_past_it"] == 1
     assert report.artefacts["pacing"] == str(tmp_path / "run" / "pacing.json")
-    # Before, every held-out task looped until the step limit; after, the third describe was declined and
-    # the next reply had to confirm, which the script then did with the right query.
+    # Before, every held-out task looped until the step limit (and confirmed a wrong query there); after, the
+    # third describe was declined and the next reply had to confirm, which the script did with the right one.
     assert report.before.success_rate == 0.0 and report.after.success_rate == 1.0
     after = _read(tmp_path / "run" / "trajectories" / "heldout-after-pacing.jsonl")
     assert {t.task_id for t in after} == {t.id for t in held}
