@@ -54,14 +54,15 @@ def test_a_damaged_home_copy_is_replaced_from_the_package(tmp_path: Path, monkey
     monkeypatch.setenv("AGENTKIT_HOME", str(tmp_path))
     folder = builtin_adapter("default")
     assert folder is not None
-    good = {p.name: p.read_bytes() for p in folder.iterdir()}
+    peft_files = ("adapter_config.json", "adapter_model.safetensors")  # beside them: the unpacking stamp
+    good = {name: (folder / name).read_bytes() for name in peft_files}
     (folder / "adapter_config.json").write_text('{"r": 64}')
     assert builtin_adapter("default") == folder
     assert (folder / "adapter_config.json").read_bytes() == good["adapter_config.json"]
     weights = folder / "adapter_model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-100])  # a killed copy
     assert builtin_adapter("default") == folder
-    assert {p.name: p.read_bytes() for p in folder.iterdir()} == good
+    assert {name: (folder / name).read_bytes() for name in peft_files} == good
 
 
 @pytest.mark.skipif(not QWEN_ON_LLAMA, reason="needs llama-cpp-python and the Qwen parts")

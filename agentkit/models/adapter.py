@@ -34,6 +34,26 @@ def check_adapter_dir(adapter: Path) -> Path:
     return adapter
 
 
+def weights_file(adapter: Path) -> Path:
+    """The weights file of the peft adapter folder `adapter` (safetensors, or an older .bin)."""
+    for name in ("adapter_model.safetensors", "adapter_model.bin"):
+        if (adapter / name).is_file():
+            return adapter / name
+    raise ModelConfigError(f"{adapter} holds no adapter weights (adapter_model.safetensors)")
+
+
+def load_weights(adapter: Path) -> dict[str, Any]:
+    """The peft adapter folder's weights by name, as CPU tensors."""
+    path = weights_file(adapter)
+    if path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        return dict(load_file(str(path)))
+    import torch
+
+    return dict(torch.load(path, map_location="cpu", weights_only=True))
+
+
 def load_with_adapter(base: str, adapter: Path, **options: Any) -> Any:
     """Load the local model `base` on the torch engine and put the LoRA adapter in `adapter` onto it (kept as
     `LocalModel.peft`, which a `Trainer` given this model continues to train)."""

@@ -182,7 +182,7 @@ def _verified(target: Path, spec: EmbeddedModel) -> bool:
         stamp = {}
     if stamp == {**current, "sha256": spec.sha256}:
         return True
-    if _sha256(target) == spec.sha256:
+    if sha256_of(target) == spec.sha256:
         _write_stamp(target, spec)
         return True
     return False
@@ -195,7 +195,8 @@ def _write_stamp(target: Path, spec: EmbeddedModel) -> None:
         log.warning("could not record the verified GGUF in %s: %s", target.parent, exc)
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """The sha256 of the file `path`, read in chunks."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         while chunk := fh.read(_CHUNK):

@@ -8,14 +8,14 @@ The adapter ships as one packed file (`agentkit/models/adapters/KEY.q4.safetenso
 LoRA factors in 4 bits, 4.8 MB where the fp16 peft folder is 17.6 MB). Before use the file is checked by
 size and sha256 and unpacked once into the agentkit home (`$AGENTKIT_HOME/models/KEY/adapter/`, a peft
 folder, where the llama.cpp engine writes its GGUF LoRA beside it). The home copy carries a stamp with the
-packed file's sha256 and its own files' sha256, checked on every load: a stale or damaged copy is
-unpacked again. A damaged packed file gives an error that says how to restore it. `make tool-lora` rebuilds
-the adapter from scratch (45 minutes on two cores) with the recipe it was made by.
+packed file's sha256 and its own files' sizes and modification times, as the assembled GGUF does: a copy
+that changed since (a killed write, an edit) or came from another packed file is unpacked again. A damaged
+packed file gives an error that says how to restore it. `make tool-lora` rebuilds the adapter from scratch
+(45 minutes on two cores) with the recipe it was made by.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -26,6 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from agentkit.home import agentkit_home
+from agentkit.models.embedded import sha256_of
 from agentkit.models.protocol import ModelConfigError
 
 PACKAGED = Path(__file__).parent / "adapters"
@@ -91,28 +92,26 @@ def adapter_folder(spec: EmbeddedAdapter, source: Path | None = None) -> Path:
         tmp = target.with_name(f".adapter.tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         unpack_adapter(packed, tmp)
-        (tmp / _STAMP).write_text(json.dumps({"packed_sha256": spec.sha256, "files": _hashes(tmp)}))
+        (tmp / _STAMP).write_text(json.dumps({"packed_sha256": spec.sha256, "files": _stamps(tmp)}))
         shutil.rmtree(target, ignore_errors=True)  # stale or damaged: its GGUF LoRA goes with it
         os.replace(tmp, target)
     return target
 
 
-def _hashes(folder: Path) -> dict[str, str]:
-    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in _FILES}
+def _stamps(folder: Path) -> dict[str, list[int]]:
+    return {name: [(st := (folder / name).stat()).st_size, st.st_mtime_ns] for name in _FILES}
 
 
 def _intact(target: Path, spec: EmbeddedAdapter) -> bool:
     try:
         stamp = json.loads((target / _STAMP).read_text())
-        return bool(stamp.get("packed_sha256") == spec.sha256 and stamp.get("files") == _hashes(target))
+        return bool(stamp.get("packed_sha256") == spec.sha256 and stamp.get("files") == _stamps(target))
     except (OSError, ValueError, AttributeError):
         return False
 
 
 def _matches(path: Path, size: int, sha256: str) -> bool:
     try:
-        if path.stat().st_size != size:
-            return False
-        return hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+        return path.stat().st_size == size and sha256_of(path) == sha256
     except OSError:
         return False

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agentkit.models.adapter import load_weights, weights_file
 from agentkit.models.protocol import ModelConfigError
 
 GGUF_NAMES = {
@@ -44,7 +45,7 @@ def gguf_adapter(adapter_dir: Path, base_gguf: Path) -> Path:
     """The GGUF LoRA file for the peft adapter in `adapter_dir` on `base_gguf`: `adapter_dir/adapter.gguf`,
     written (atomically) when missing or older than the adapter's weights."""
     out = adapter_dir / ADAPTER_FILE
-    if out.is_file() and out.stat().st_mtime_ns >= _weights_file(adapter_dir).stat().st_mtime_ns:
+    if out.is_file() and out.stat().st_mtime_ns >= weights_file(adapter_dir).stat().st_mtime_ns:
         return out
     return export_gguf_lora(adapter_dir, base_gguf, out)
 
@@ -62,7 +63,7 @@ def export_gguf_lora(adapter_dir: Path, base_gguf: Path, out: Path) -> Path:
     stat = Path(base_gguf).stat()
     base = _base_model(str(base_gguf), stat.st_size, stat.st_mtime_ns)
     pairs: dict[str, dict[str, Any]] = {}
-    for key, tensor in _load_weights(_weights_file(adapter_dir)).items():
+    for key, tensor in load_weights(adapter_dir).items():
         match = _KEY.search(key)
         if match is None or match.group(2) not in GGUF_NAMES:
             raise ModelConfigError(f"adapter {adapter_dir}: llama.cpp cannot run a LoRA on {key!r} (only the "
@@ -155,19 +156,3 @@ def _adapter_config(adapter_dir: Path) -> dict[str, Any]:
         raise ModelConfigError(f"adapter {adapter_dir}: {path.name} names no rank r")
     return config
 
-
-def _weights_file(adapter_dir: Path) -> Path:
-    for name in ("adapter_model.safetensors", "adapter_model.bin"):
-        if (adapter_dir / name).is_file():
-            return adapter_dir / name
-    raise ModelConfigError(f"{adapter_dir} has no adapter weights (adapter_model.safetensors)")
-
-
-def _load_weights(path: Path) -> dict[str, Any]:
-    if path.suffix == ".safetensors":
-        from safetensors.torch import load_file
-
-        return dict(load_file(str(path)))
-    import torch
-
-    return dict(torch.load(path, map_location="cpu", weights_only=True))

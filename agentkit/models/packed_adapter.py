@@ -18,10 +18,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentkit.models.adapter import load_weights
 from agentkit.models.protocol import ModelConfigError
 
 FORMAT = "agentkit-packed-lora/1"
-_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")
 
 
 def pack_adapter(adapter_dir: Path, out: Path, *, bits: int = 4, group: int = 64, base: str | None = None) -> Path:
@@ -35,7 +35,7 @@ def pack_adapter(adapter_dir: Path, out: Path, *, bits: int = 4, group: int = 64
     config = json.loads((adapter_dir / "adapter_config.json").read_text())
     if base is not None:
         config["base_model_name_or_path"] = base
-    pairs = _pairs(_load(adapter_dir))
+    pairs = _pairs(load_weights(adapter_dir))
     tensors: dict[str, torch.Tensor] = {}
     for prefix, (a, b) in pairs.items():
         a_bal, b_bal = _balanced(a.double(), b.double())
@@ -76,20 +76,6 @@ def unpack_adapter(packed: Path, out_dir: Path, *, dtype: Any = None) -> Path:
     save_file(weights, str(out_dir / "adapter_model.safetensors"))
     (out_dir / "adapter_config.json").write_text(meta["adapter_config"])
     return out_dir
-
-
-def _load(adapter_dir: Path) -> dict[str, Any]:
-    for name in _WEIGHTS:
-        path = adapter_dir / name
-        if path.is_file():
-            if name.endswith(".safetensors"):
-                from safetensors.torch import load_file
-
-                return load_file(str(path))
-            import torch
-
-            return torch.load(path, map_location="cpu", weights_only=True)
-    raise ModelConfigError(f"{adapter_dir} holds no adapter weights ({' or '.join(_WEIGHTS)})")
 
 
 def _pairs(weights: dict[str, Any]) -> dict[str, tuple[Any, Any]]:

@@ -154,15 +154,11 @@ def prepare_servable(spec: str, *, root: str | Path | None = None, refresh: bool
 
 
 def _convert(spec: str, folder: Path, stamp: dict[str, Any]) -> None:
-    from agentkit.models.embedded_adapters import builtin_adapter
-    from agentkit.models.local import LocalModel
+    from agentkit.models import load_local
 
-    loaded = LocalModel.load(spec or "smollm2-135m")
-    adapter = builtin_adapter(spec) if spec else None
-    if adapter is not None:  # local:default: the base with its shipped adapter merged in
-        import peft
-
-        peft.PeftModel.from_pretrained(loaded.model, str(adapter)).merge_and_unload()
+    loaded: Any = load_local(spec or "smollm2-135m", engine="torch")  # a LocalModel, with an adapter if it has one
+    if loaded.peft is not None:  # local:default: the base with its shipped adapter merged in
+        loaded.peft.merge_and_unload()
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
