@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentkit.extras import require
 from agentkit.models.adapter import load_weights
 from agentkit.models.protocol import ModelConfigError
 
@@ -53,6 +54,7 @@ def pack_adapter(adapter_dir: Path, out: Path, *, bits: int = 4, group: int = 64
 def unpack_adapter(packed: Path, out_dir: Path, *, dtype: Any = None) -> Path:
     """Write the adapter packed in `packed` as a peft adapter folder `out_dir` (weights in `dtype`, float32 by
     default: the values the packed codes stand for, unrounded); return `out_dir`."""
+    require("torch", "safetensors", extra="local", feature="unpacking a packed LoRA adapter (local:default's)")
     import torch
     from safetensors import safe_open
     from safetensors.torch import save_file
