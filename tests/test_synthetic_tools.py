@@ -255,25 +255,3 @@ def test_a_share_of_conversations_finish_by_calling_an_offered_finishing_tool() 
             if conv.kind == "single":
                 assert tokens(results(conv)[0]) & tokens(value)
     assert 10 <= echoed <= len(finishing) // 2, echoed
-
-
-def test_tools_alike_in_name_or_shape_are_offered_next_to_the_one_called() -> None:
-    """Distractors that a verb or a name word would confuse with the right tool: a tool sharing a name word
-    (`invoice_status` next to `ticket_status`), and the reformatters (one value, its notation, the notation
-    wanted) next to each other, so only the kind of value tells them apart."""
-    from agentkit.training.synthetic_tools import _BY_KEY, _LOOKALIKES, _name_words
-
-    alias = {name: f for f in _BY_KEY.values() for name in f.names}
-    singles = [c for c in convs(500) if c.kind == "single" and calls(c)[0].name in alias]
-    shared, reformat, reformat_with_peer = 0, 0, 0
-    for conv in singles:
-        called = alias[calls(conv)[0].name]
-        others = [alias[t["function"]["name"]] for t in conv.tools
-                  if t["function"]["name"] in alias and alias[t["function"]["name"]] is not called]
-        shared += any(_name_words(o) & _name_words(called) for o in others)
-        (group,) = _LOOKALIKES
-        if called.key in group:
-            reformat += 1
-            reformat_with_peer += any(o.key in group for o in others)
-    assert shared / len(singles) > 0.3, shared / len(singles)
-    assert reformat >= 8 and reformat_with_peer / reformat > 0.5, (reformat, reformat_with_peer)

@@ -165,8 +165,6 @@ _POOLS: dict[str, tuple[str, ...]] = {k: tuple(v.split("|")) for k, v in {
     "podcast": "Deep Focus|The Long Way Round|Data Points|Kitchen Table Talks|Night Sky Notes",
     "episode": "Starting over|The quiet hour|Inside the archive|What we got wrong|Small wins",
     "dict_word": "|".join(_DEFINITIONS),
-    "document": "Q3 report|thesis draft|meeting minutes|cover letter|user manual|grant proposal|lease agreement|"
-                "travel itinerary",
 }.items()}
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
@@ -1152,61 +1150,8 @@ _FAMILIES: tuple[_Family, ...] = (
          ["What does '{word}' mean?", "define {word}", "Look up the meaning of the word {word}."],
          ["'{word}' is a {part_of_speech} meaning {definition}.", "{word} ({part_of_speech}): {definition}."],
          "look up word definitions"),
-    # Reformatters: one value, written another way. They share their shape (a value, its notation, the notation
-    # wanted) and users ask for all of them with the same verbs ("convert", "change", "turn into"), so only the
-    # kind of value tells them apart (`_LOOKALIKES` offers them together).
-    _fam("change_file_format reformat_document export_document_as", "documents",
-         "Save a document in another file format.",
-         [("document", "pool:document", "the document's name"),
-          ("from_format?", "enum:docx|odt|md|html|rtf", "the document's current format"),
-          ("to_format", "enum:pdf|html|txt|epub|docx", "the format wanted: pdf, html, txt, epub or docx")],
-         "output=code:exports/doc-#####; pages=int:1:60", "Saved {output} ({pages} pages).",
-         ["Convert my {document} from {from_format} to {to_format}.", "turn the {document} into a {to_format}",
-          "Can you change the {document} ({from_format}) to {to_format} format?",
-          "I need the {document} as a {to_format} file.", "convert {document} to {to_format} pls"],
-         ["The {document} is now a {to_format}: {output}, {pages} pages.", "Done: {output} ({pages} pages)."],
-         "change file formats"),
-    _fam("reformat_color color_notation_change", "design", "Write a colour in another colour notation.",
-         [("color", "hex:6", "the colour as a six-digit hex code, without #"),
-          ("to_notation", "enum:rgb|hsl|cmyk", "the notation wanted: rgb, hsl or cmyk")],
-         "result=code:##, ##, ##", "#{color} in {to_notation}: {result}.",
-         ["Convert the colour #{color} to {to_notation}.", "what is #{color} in {to_notation}?",
-          "Change hex {color} into {to_notation} values.", "#{color} -> {to_notation} please"],
-         ["#{color} is {result} in {to_notation}.", "In {to_notation}, #{color} is ({result})."],
-         "change colour notations"),
-    _fam("reformat_coordinates coordinate_notation", "geo", "Write a latitude and longitude in another notation.",
-         [("latitude", "num:-60:70:4", "latitude in decimal degrees"),
-          ("longitude", "num:-170:170:4", "longitude in decimal degrees"),
-          ("to_notation", "enum:dms|utm|mgrs", "the notation wanted: dms (degrees, minutes, seconds), utm or mgrs")],
-         "result=code:##@ ###### #######", "{latitude}, {longitude} in {to_notation}: {result}.",
-         ["Convert {latitude}, {longitude} to {to_notation}.", "what is {latitude} {longitude} in {to_notation}?",
-          "Express lat {latitude} lon {longitude} in {to_notation} notation."],
-         ["In {to_notation} that is {result}.", "{latitude}, {longitude} is {result} ({to_notation})."],
-         "change coordinate notations"),
-    _fam("rescale_grade grade_scale_map", "education", "Express a grade on another grading scale.",
-         [("grade", "num:1.5:4:2", "the grade to express"),
-          ("from_scale?", "enum:gpa|grade_point", "the scale of the grade given: gpa or grade point (0-4)"),
-          ("to_scale", "enum:letter|ects|us_letter", "the scale wanted: letter, ects or us letter (A-F)")],
-         "result=pick:A (excellent)|B (very good)|C (good)|D (satisfactory)|E (sufficient)|F (fail)",
-         "Grade {grade} on the {to_scale} scale: {result}.",
-         ["Convert a {from_scale} of {grade} to a {to_scale} grade.",
-          "what {to_scale} grade is a {grade} {from_scale}?",
-          "change grade {grade} into the {to_scale} scale", "I got {grade}. What is that as a {to_scale} grade?"],
-         ["{grade} is {result} on the {to_scale} scale.", "On the {to_scale} scale that is {result}."],
-         "change grading scales"),
-    _fam("format_phone_number reformat_phone", "messaging", "Write a phone number in another format.",
-         [("phone", "code:07### ######", "the phone number as written"),
-          ("to_format", "enum:e164|international|national", "the format wanted: e164, international or national")],
-         "formatted=code:+44 7### ######", "{phone} in {to_format} format: {formatted}.",
-         ["Convert {phone} to {to_format} format.", "what is {phone} in {to_format} form?",
-          "Change the number {phone} into {to_format} format."],
-         ["In {to_format} format that is {formatted}.", "{phone} is {formatted} ({to_format})."],
-         "change phone number formats"),
 )
 _BY_KEY = {f.key: f for f in _FAMILIES}
-# Tools alike in shape and verbs, told apart only by the kind of value asked about: offered together.
-_LOOKALIKES: tuple[frozenset[str], ...] = (frozenset({
-    "change_file_format", "reformat_color", "reformat_coordinates", "rescale_grade", "format_phone_number"}),)
 
 # ----------------------------------------------------------------------------------------------------------
 # Chains: the first call's result gives the second call's argument
@@ -1309,9 +1254,6 @@ CHAIN_PATTERNS: tuple[ChainPattern, ...] = (
             "What's the cheapest {bedrooms}-bedroom listing in {city} below {max_price}, and is it still for sale?"]),
     _chain("dns_lookup.ip -> ip_owner.ip", ["Who owns the IP that {hostname} resolves to?",
                                             "resolve {hostname} and tell me which network it's on"]),
-    _chain("student_grades.gpa -> rescale_grade.grade",
-           ["What is {student_id}'s {term} GPA as a {to_scale} grade?",
-            "Get the {term} GPA of {student_id}, then convert it to the {to_scale} scale."]),
 )
 _CHAIN_PAIRS = {(c.first, c.second) for c in CHAIN_PATTERNS}
 
@@ -1526,14 +1468,6 @@ _ACTIONS = frozenset({"add", "book", "send", "create", "cancel", "place", "dim",
                       "remove", "lock", "unlock", "post", "play", "refund", "return", "enroll", "issue"})
 
 
-def _name_words(fam: _Family) -> set[str]:
-    """The words of a family's names that say what it is about (no verbs, no filler)."""
-    return {w for n in fam.names for w in n.split("_")} - _NAME_FILLER
-
-
-_NAME_FILLER = frozenset({*_VERBS, "info", "details", "for", "of", "by", "to", "as", "at", "is", "my", "who", "where"})
-
-
 class _Builder:
     def __init__(self, rng: random.Random, fresh_names: float = 0.0) -> None:
         self.rng = rng
@@ -1570,14 +1504,6 @@ class _Builder:
         siblings = [f for f in pool if needed and f.domain == needed[0][0].domain]
         if siblings and k and rng.random() < 0.4:  # a look-alike from the same domain
             chosen.append(rng.choice(siblings))
-        alike = [f for f in pool if f not in chosen and any(
-            f.key in group and g.key in group for group in _LOOKALIKES for g, _ in needed)]
-        if alike and k > len(chosen) and rng.random() < 0.7:  # tools of the same shape, other values
-            chosen += rng.sample(alike, min(len(alike), k - len(chosen), rng.randint(1, 2)))
-        words = {w for f, _ in needed for w in _name_words(f)}
-        namesakes = [f for f in pool if f not in chosen and words & _name_words(f)]
-        if namesakes and k > len(chosen) and rng.random() < 0.5:  # a name word in common, another domain
-            chosen.append(rng.choice(namesakes))
         chosen += rng.sample([f for f in pool if f not in chosen], k - len(chosen))
         offered = [*needed, *((f, self.name(f)) for f in chosen)]
         rng.shuffle(offered)
@@ -1709,8 +1635,6 @@ def _finisher_spec(name: str, doc: str, param: str, schema: dict[str, Any]) -> d
 KIND_WEIGHTS: Mapping[str, float] = {"single": 40, "use_result": 15, "sequence": 25, "no_tool": 20}
 """The default mix of conversation kinds (percent)."""
 _JUDGED = tuple(f for f in _FAMILIES if f.judge is not None)
-# Single calls draw the look-alikes twice as often: telling them apart is the skill they are there for.
-_SINGLE_DRAW = _FAMILIES + tuple(f for f in _FAMILIES if any(f.key in g for g in _LOOKALIKES))
 
 
 def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, float] | None = None,
@@ -1731,7 +1655,7 @@ def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, floa
     for _ in range(n):
         kind = rng.choices(kinds, shares)[0]
         if kind == "single":
-            conv = build.single(rng.choice(_SINGLE_DRAW))
+            conv = build.single(rng.choice(_FAMILIES))
         elif kind == "use_result":
             conv = build.single(rng.choice(_JUDGED), judged=True)
         elif kind == "sequence":
