@@ -31,8 +31,9 @@ SQL_INSTRUCTIONS_PLAIN = (
 )
 
 
-SCHEMA_HELP = ("sql: 'digest' shows each question the CREATE TABLEs it likely needs; 'hidden' makes the agent "
-               "find the schema with the tools (the four-phase recipe).")
+SCHEMA_HELP = ("sql: 'digest' shows each question the CREATE TABLEs it likely needs and the values it names; "
+               "'tables' the CREATE TABLEs only; 'hidden' makes the agent find the schema with the tools (the "
+               "four-phase recipe).")
 
 
 def load_environment(env: str, tasks: Path | None, *, db: Path | None = None, game: str = "coin",
@@ -41,10 +42,11 @@ def load_environment(env: str, tasks: Path | None, *, db: Path | None = None, ga
     if env == "sql":
         try:
             from agentkit.environments.sql import SQLEnvironment
+            from agentkit.sql.digest import SCHEMA_MODES
         except ImportError as exc:
             raise typer.BadParameter(f"the SQL environment is not available: {exc}") from exc
-        if schema not in ("digest", "hidden"):
-            return _bad(f"--schema must be digest or hidden, not {schema!r}")
+        if schema not in SCHEMA_MODES:
+            return _bad(f"--schema must be one of {', '.join(SCHEMA_MODES)}, not {schema!r}")
         if tasks is None and db is not None:
             return _bad("--env sql with --db needs --tasks FILE")
         if tasks is None:
@@ -114,7 +116,7 @@ def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings
     extra: list[Any] = []
     instructions = TOOL_INSTRUCTIONS
     if is_sql:  # the environment's own prompt when episodes show the schema; else a plain one
-        instructions = env.instructions if getattr(env, "schema", "hidden") == "digest" else SQL_INSTRUCTIONS_PLAIN
+        instructions = env.instructions if getattr(env, "schema", "hidden") != "hidden" else SQL_INSTRUCTIONS_PLAIN
     if is_sql:
         from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQLRunRecorder
 

@@ -25,18 +25,19 @@ def register(app: typer.Typer) -> None:
         embed: bool = typer.Option(True, "--embed/--no-embed", help="Search columns by meaning (MiniLM)."),
         log: Path | None = typer.Option(None, "--log", help="Append the trajectory to this JSONL file."),
         schema: str = typer.Option("digest", "--schema", help="'digest': show the CREATE TABLEs the question "
-                                   "likely needs up front; 'hidden': find the schema with the tools alone."),
+                                   "likely needs and the values it names up front; 'tables': the CREATE TABLEs "
+                                   "only; 'hidden': find the schema with the tools alone."),
     ) -> None:
         """Answer QUESTION over the database: with the likely tables shown (default), write, check and
         confirm a query; with --schema hidden, the explore → propose → generate → confirm recipe."""
         from agentkit.events import ModelTurn, RunFinished, ToolFinished, ToolStarted
         from agentkit.models.protocol import ModelConfigError
         from agentkit.sql import SchemaToolkit, sql_agent, sql_task_prompt
-        from agentkit.sql.digest import digest_context
+        from agentkit.sql.digest import SCHEMA_MODES, schema_context
         from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN
 
-        if schema not in ("digest", "hidden"):
-            raise typer.BadParameter(f"--schema must be digest or hidden, not {schema!r}")
+        if schema not in SCHEMA_MODES:
+            raise typer.BadParameter(f"--schema must be one of {', '.join(SCHEMA_MODES)}, not {schema!r}")
 
         try:
             kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout)
@@ -47,13 +48,13 @@ def register(app: typer.Typer) -> None:
             typer.echo("(column search is lexical: the embedding model is not available)", err=True)
         try:
             agent = sql_agent(model, kit, max_steps=max_steps, log=log,
-                              instructions=SQL_INSTRUCTIONS_SHOWN if schema == "digest" else SQL_INSTRUCTIONS)
+                              instructions=SQL_INSTRUCTIONS if schema == "hidden" else SQL_INSTRUCTIONS_SHOWN)
         except ModelConfigError as exc:
             typer.echo(f"Model error: {exc}", err=True)
             raise typer.Exit(2) from None
         phase = None
         result = None
-        context = digest_context(kit, question) if schema == "digest" else None
+        context = schema_context(kit, question, schema) or None
         for event in agent.stream(sql_task_prompt(question, evidence), context=context):
             if isinstance(event, ModelTurn):
                 if event.turn.phase != phase:

@@ -216,11 +216,18 @@ def test_cli_prints_phases_final_sql_and_table(tmp_path: Path) -> None:
     assert read_jsonl(log)[0].extras["sql"]["final_sql"] == gold
     system = read_jsonl(log)[0].messages[0].content
     assert "CREATE TABLE Genre (GenreId INTEGER PRIMARY KEY, Name NVARCHAR(120));" in system  # the digest, shown
+    assert "'Rock' is a value of Genre.Name" in system  # and the value the question names, linked
+
+    tables = CliRunner().invoke(app, ["sql", "Which genres start with Rock?", "--db", str(CHINOOK_DB), "--schema",
+                                      "tables", "--model", f"script:{script}", "--no-embed", "--log", str(log)])
+    assert tables.exit_code == 0, tables.output
+    system = read_jsonl(log)[1].messages[0].content
+    assert "CREATE TABLE Genre (" in system and "is a value of" not in system
 
     hidden = CliRunner().invoke(app, ["sql", "Which genres start with Rock?", "--db", str(CHINOOK_DB), "--schema",
                                       "hidden", "--model", f"script:{script}", "--no-embed", "--log", str(log)])
     assert hidden.exit_code == 0, hidden.output
-    system = read_jsonl(log)[1].messages[0].content
+    system = read_jsonl(log)[2].messages[0].content
     assert "CREATE TABLE" not in system and "schema you have not seen" in system
 
     missing = CliRunner().invoke(app, ["sql", "q", "--db", str(tmp_path / "nope.sqlite"), "--no-embed"])

@@ -32,7 +32,7 @@ from agentkit.messages import Message, ToolCall
 from agentkit.records import SQL, SQLRecord
 from agentkit.sql.connect import open_database
 from agentkit.sql.database import Database, QueryError, QueryResult
-from agentkit.sql.digest import digest_context
+from agentkit.sql.digest import SCHEMA_MODES, schema_context
 from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN, sql_record, sql_task_prompt
 from agentkit.sql.rewards import (
     GOLD_MAX_ROWS,
@@ -119,9 +119,9 @@ class SQLEpisode:
         self.toolkit = toolkit
         self.observation = task.prompt
         self.context: dict[str, str] = {}
-        if env.schema == "digest":  # schema linking: the tables this question likely needs, up front
-            self.context = digest_context(toolkit, task.data.get("question") or task.prompt,
-                                          max_chars=env.digest_chars)
+        # schema linking: the tables this question likely needs and the values it names, up front
+        self.context = schema_context(toolkit, task.data.get("question") or task.prompt, env.schema,
+                                      max_chars=env.digest_chars)
         self._env = env
         self._tools = {t.name: t for t in toolkit.tools()}
         self._runner: ToolRunner | None = None
@@ -173,8 +173,9 @@ class SQLEnvironment:
         total: what "reward" holds: "answer" (execution + format) or "all" (+ schema).
         db_root: folder of Spider/BIRD databases for tasks that give a db_id.
         schema: "digest" (default) opens each episode with the CREATE TABLEs the question most likely
-            needs (`agentkit.sql.digest`), within `digest_chars`; "hidden" shows none, so the agent finds
-            the schema with the tools alone (the TRUST-SQL four-phase recipe, METHODS.md §5).
+            needs (`agentkit.sql.digest`), within `digest_chars`, and the values it names with the columns
+            holding them (`agentkit.sql.values`); "tables" the CREATE TABLEs only; "hidden" shows none, so
+            the agent finds the schema with the tools alone (the TRUST-SQL four-phase recipe, METHODS.md §5).
     """
 
     def __init__(self, db: str | Path | Database | None = None, tasks: str | Path | Sequence[Any] | None = None,
@@ -185,8 +186,8 @@ class SQLEnvironment:
             raise ValueError(f"schema_reward must be one of {', '.join(SCHEMA_VARIANTS)}, not {schema_reward!r}")
         if total not in ("answer", "all"):
             raise ValueError("total must be 'answer' or 'all'")
-        if schema not in ("digest", "hidden"):
-            raise ValueError(f"schema must be 'digest' or 'hidden', not {schema!r}")
+        if schema not in SCHEMA_MODES:
+            raise ValueError(f"schema must be one of {', '.join(SCHEMA_MODES)}, not {schema!r}")
         self.schema = schema
         self.digest_chars = digest_chars
         if tasks is None:

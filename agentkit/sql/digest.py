@@ -5,7 +5,8 @@ again and again) before ever writing a query; given the relevant CREATE TABLEs u
 the SQL directly. `schema_digest` picks those tables for one question, within a character budget:
 every table when the whole schema fits, else the tables whose names and columns best match the question
 (by the toolkit's column search: embeddings when it has them, words otherwise), each followed by the
-tables its foreign keys reach, and the names of the rest so the exploration tools can still find them.
+tables its foreign keys reach, and the names of the rest so the exploration tools can still find them;
+and, in a second section, the values the question names and the columns that hold them (`agentkit.sql.values`).
 
     kit = SchemaToolkit("shop.sqlite")
     print(schema_digest(kit, "How many orders did each customer place?"))
@@ -13,11 +14,17 @@ tables its foreign keys reach, and the names of the rest so the exploration tool
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from agentkit.sql.database import TableInfo
 from agentkit.sql.toolkit import SchemaToolkit, name_tokens
+from agentkit.sql.values import VALUES_TITLE, find_values
 
 DIGEST_TITLE = "The database's tables (CREATE TABLE statements; use exactly these names)"
 DEFAULT_MAX_CHARS = 3000
+# What an SQL episode shows up front: the likely tables and the values the question names ("digest"), the
+# tables only ("tables"), or nothing, so the agent finds the schema with the tools ("hidden").
+SCHEMA_MODES = ("digest", "tables", "hidden")
 
 
 def create_table(info: TableInfo) -> str:
@@ -53,11 +60,13 @@ def rank_tables(kit: SchemaToolkit, question: str) -> list[str]:
     return sorted(names, key=lambda n: (-score[n], order[n]))
 
 
-def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT_MAX_CHARS,
+                  prefer: Sequence[str] = ()) -> str:
     """CREATE TABLEs for the tables `question` most likely needs, at most `max_chars` (about 4 chars a token).
 
-    The whole schema when it fits; otherwise the best-ranked tables and, right after each, the tables its
-    foreign keys reference, then one line naming the tables left out."""
+    The whole schema when it fits; otherwise the tables in `prefer` (those holding a value the question
+    names), then the best-ranked tables, each followed by the tables its foreign keys reference, then one
+    line naming the tables left out."""
     names = kit.db.table_names()
     infos = {n: kit.db.describe(n) for n in names}
     if "create_tables" not in kit.db.cache:  # once per database, shared by its episodes
@@ -67,7 +76,8 @@ def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT
         return "\n".join(statements[n] for n in names)
     chosen: list[str] = []
     used = 0
-    for name in rank_tables(kit, question):
+    ranked = rank_tables(kit, question)
+    for name in [*(t for t in prefer if t in infos), *ranked]:
         group = [name, *(fk.ref_table for fk in infos[name].foreign_keys if fk.ref_table in infos)]
         for table in group:
             if table in chosen or used + len(statements[table]) + 1 > max_chars:
@@ -84,10 +94,27 @@ def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT
     return "\n".join(lines)
 
 
-def digest_context(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, str]:
-    """The digest as a run's context section ({title: CREATE TABLEs}), for `Agent.run(..., context=)`."""
-    return {DIGEST_TITLE: schema_digest(kit, question, max_chars=max_chars)}
+def digest_context(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT_MAX_CHARS,
+                   values: bool = True) -> dict[str, str]:
+    """The digest as a run's context sections, for `Agent.run(..., context=)`: {title: CREATE TABLEs} and,
+    with `values`, the values the question names and the columns holding them (`agentkit.sql.values`)."""
+    links = find_values(kit, question) if values else []
+    context = {DIGEST_TITLE: schema_digest(kit, question, max_chars=max_chars,
+                                           prefer=list(dict.fromkeys(t for link in links for t, _ in link.columns)))}
+    if links:
+        context[VALUES_TITLE] = "\n".join(link.render() for link in links)
+    return context
 
 
 def _quote(name: str) -> str:
     return name if name.replace("_", "").isalnum() and not name[:1].isdigit() else f'"{name}"'
+
+
+def schema_context(kit: SchemaToolkit, question: str, mode: str, *, max_chars: int = DEFAULT_MAX_CHARS
+                   ) -> dict[str, str]:
+    """The context sections an episode opens with under schema `mode` (one of `SCHEMA_MODES`)."""
+    if mode not in SCHEMA_MODES:
+        raise ValueError(f"schema must be one of {', '.join(SCHEMA_MODES)}, not {mode!r}")
+    if mode == "hidden":
+        return {}
+    return digest_context(kit, question, max_chars=max_chars, values=mode == "digest")

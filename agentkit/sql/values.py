@@ -1,0 +1,192 @@
+"""Value linking: the database values a question names, and the columns that hold them.
+
+A question says 'Jazz', Frank Harris or Canada; the SQL needs `Genre.Name = 'Jazz'`, the customer's
+`FirstName` and `LastName`, `Country = 'Canada'`. Given only the CREATE TABLEs, a small model guesses
+(`GenreId = 10`, a name in the wrong table). `value_links` looks each phrase the question quotes or
+capitalises up in the database's text columns (whole values, case-insensitive; quoted phrases also inside
+values) and says where it was found, so the agent starts from the right column. It is the value half of
+schema linking, as text-to-SQL systems retrieve entities before they write SQL.
+
+Bounded for hostile or large databases: one read-only scan per text column, each under the toolkit's
+query time limit, all of them under `budget_s`; what is not searched in time is left out, never guessed.
+
+    kit = SchemaToolkit("Chinook.sqlite")
+    value_links(kit, "How many minutes of Jazz are there?")   # ["'Jazz' is a value of Genre.Name"]
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agentkit.sql.database import QueryError
+from agentkit.sql.toolkit import SchemaToolkit
+
+VALUES_TITLE = "Values the question names, found in the database (use these columns)"
+MAX_PHRASES = 8
+MAX_WORDS = 12
+MAX_COLUMNS_PER_PHRASE = 4
+DEFAULT_BUDGET_S = 2.0
+_TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING")
+# Capitalised words that start questions and requests rather than name something.
+_LEADS = frozenset({
+    "a", "an", "the", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "is", "are", "was",
+    "were", "do", "does", "did", "list", "give", "show", "find", "name", "count", "return", "get", "tell", "please",
+    "of", "in", "on", "for", "and", "or", "with", "by", "to", "from", "all", "each", "every", "i",
+})
+_QUOTED = re.compile(r"""'([^']{1,80})'|"([^"]{1,80})"|‘([^’]{1,80})’|“([^”]{1,80})”""")
+_WORD = re.compile(r"[^\W\d_][\w'’./&-]*")
+
+
+def question_phrases(question: str) -> tuple[list[str], list[str], list[str]]:
+    """(quoted phrases, capitalised phrases, other words) of `question`: capitalised phrases are runs of
+    capitalised words ("Frank Harris"), each word of a longer run also on its own (a first and a last name live
+    in two columns); other words are the lower-case words of four letters or more ("cancelled")."""
+    quoted = _unique(next(g for g in m.groups() if g).strip() for m in _QUOTED.finditer(question))
+    rest = _QUOTED.sub(" | ", question)
+    capital: list[str] = []
+    run: list[str] = []
+    end = 0
+    for m in _WORD.finditer(rest):
+        word = m.group().rstrip(".'’")
+        if not word[:1].isupper() or word.lower() in _LEADS or rest[end:m.start()].strip():
+            capital += _run_phrases(run)
+            run = []
+        if word[:1].isupper() and word.lower() not in _LEADS:
+            run.append(word)
+        end = m.end()
+    capital += _run_phrases(run)
+    taken = {q.lower() for q in quoted}
+    capital = [c for c in _unique(capital) if c.lower() not in taken]
+    taken |= {c.lower() for c in capital}
+    words = [w for w in _unique(w.rstrip(".'’") for w in _WORD.findall(rest))
+             if len(w) >= 4 and w.islower() and w not in _LEADS and w not in taken]
+    return quoted, capital, words
+
+
+def _run_phrases(run: list[str]) -> list[str]:
+    return [" ".join(run), *run] if len(run) > 1 else list(run)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        if item and item.lower() not in seen:
+            seen.add(item.lower())
+            out.append(item)
+    return out
+
+
+def text_columns(kit: SchemaToolkit) -> list[tuple[str, str]]:
+    """(table, column) of every text-typed column (SQLite's untyped columns included), keys left out."""
+    found = []
+    for table in kit.db.table_names():
+        for col in kit.db.describe(table).columns:
+            kind = (col.type or "").upper()
+            if not col.primary_key and (not kind or any(t in kind for t in _TEXT_TYPES)):
+                found.append((table, col.name))
+    return found
+
+
+@dataclass(frozen=True)
+class ValueLink:
+    """A phrase of the question found in the database: the (table, column)s holding it as a whole value,
+    or, for a quoted phrase found only inside values, the first such column and an example value there.
+    `keys` holds, per column, the key of the one row holding the value ("GenreId = 1"; "" when several rows
+    hold it or the table has no single-column primary key): a small model filters on the key without a join."""
+
+    phrase: str
+    columns: tuple[tuple[str, str], ...]
+    example: str | None = None
+    keys: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        """The link as one line for the prompt."""
+        keys = self.keys or ("",) * len(self.columns)
+        where = ", ".join(f"{t}.{c}" + (f" ({k})" if k else "") for (t, c), k in zip(self.columns, keys, strict=True))
+        if self.example is None:
+            return f"{_literal(self.phrase)} is a value of {where}"
+        return f"{_literal(self.phrase)} occurs inside values of {where} (e.g. {_literal(self.example[:80])})"
+
+
+def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_BUDGET_S) -> list[ValueLink]:
+    """The phrases of `question` found in the database's text columns, in the question's order."""
+    quoted, capital, words = question_phrases(question)
+    words = words[:MAX_WORDS]  # matched in their own case: "cancelled" is a status, "Money" a song
+    phrases = (quoted + capital)[:MAX_PHRASES] + words
+    if not phrases:
+        return []
+    whole: dict[str, list[tuple[str, str]]] = {p.lower(): [] for p in phrases}
+    stored: dict[tuple[str, str, str], str] = {}  # (phrase, table, column) -> the value as the column holds it
+    inside: dict[str, list[tuple[tuple[str, str], str]]] = {p.lower(): [] for p in quoted if p.lower() in whole}
+    any_case = {p.lower() for p in phrases if p not in words}
+    listed = ", ".join(_literal(p) for p in any_case)
+    exact = f" OR {{col}} IN ({', '.join(_literal(w) for w in words)})" if words else ""
+    likes = "".join(f" OR {{col}} LIKE {_literal('%' + _escape_like(p) + '%')} ESCAPE '\\'" for p in inside)
+    deadline = time.monotonic() + budget_s
+    for table, column in text_columns(kit):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        col = kit.db.quote(column)
+        sql = (f"SELECT DISTINCT {col} FROM {kit.db.quote(table)} WHERE lower({col}) IN ({listed or 'NULL'})"
+               + exact.format(col=col) + likes.format(col=col) + " LIMIT 50")
+        try:
+            values = [str(r[0]) for r in kit.db.query(sql, max_rows=50, timeout_s=min(kit.timeout_s, left)).rows
+                      if r and r[0] is not None]
+        except QueryError:
+            continue  # a column that cannot be read in time is not searched
+        for value in values:
+            key = value.lower() if value.lower() in any_case else value if value in words else None
+            if key is not None and (table, column) not in whole[key]:
+                whole[key].append((table, column))
+                stored[key, table, column] = value
+        for phrase, found in inside.items():
+            example = next((v for v in values if phrase in v.lower() and v.lower() != phrase), None)
+            if example is not None and (table, column) not in whole[phrase]:
+                found.append(((table, column), example))
+    links = []
+    for p in phrases:
+        if whole[p.lower()]:
+            spots = tuple(whole[p.lower()][:MAX_COLUMNS_PER_PHRASE])
+            keys = tuple(_row_key(kit, t, c, stored[p.lower(), t, c], deadline) for t, c in spots)
+            links.append(ValueLink(p, spots, keys=keys))
+        elif inside.get(p.lower()):
+            spot, example = inside[p.lower()][0]
+            links.append(ValueLink(p, (spot,), example))
+    return links
+
+
+def value_links(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_BUDGET_S) -> list[str]:
+    """`find_values` as lines for the prompt."""
+    return [link.render() for link in find_values(kit, question, budget_s=budget_s)]
+
+
+def _row_key(kit: SchemaToolkit, table: str, column: str, value: str, deadline: float) -> str:
+    """"Key = v" for the one row of `table` whose `column` is `value`; "" for several rows, no single-column
+    primary key, or no time left."""
+    keys = [c.name for c in kit.db.describe(table).columns if c.primary_key]
+    left = deadline - time.monotonic()
+    if len(keys) != 1 or left <= 0:
+        return ""
+    sql = (f"SELECT {kit.db.quote(keys[0])} FROM {kit.db.quote(table)} "
+           f"WHERE {kit.db.quote(column)} = {_literal(value)} LIMIT 2")
+    try:
+        rows = kit.db.query(sql, max_rows=2, timeout_s=min(kit.timeout_s, left)).rows
+    except QueryError:
+        return ""
+    if len(rows) != 1 or rows[0][0] is None:
+        return ""
+    key = rows[0][0]
+    return f"{keys[0]} = {key if isinstance(key, int | float) else _literal(str(key))}"
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
