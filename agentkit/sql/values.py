@@ -3,15 +3,16 @@
 A question says 'Jazz', Frank Harris or Canada; the SQL needs `Genre.Name = 'Jazz'`, the customer's
 `FirstName` and `LastName`, `Country = 'Canada'`. Given only the CREATE TABLEs, a small model guesses
 (`GenreId = 10`, a name in the wrong table). `value_links` looks each phrase the question quotes or
-capitalises up in the database's text columns (whole values, case-insensitive; quoted phrases also inside
-values) and says where it was found, so the agent starts from the right column. It is the value half of
-schema linking, as text-to-SQL systems retrieve entities before they write SQL.
+capitalises up in the database's text columns (whole values in any case; quoted phrases also inside values),
+and its longer lower-case words as written ("cancelled" is a status; "money" is not the song "Money"), and says
+where each was found, with the key of the row when one row holds it, so the agent starts from the right column.
+It is the value half of schema linking, as text-to-SQL systems retrieve entities before they write SQL.
 
 Bounded for hostile or large databases: one read-only scan per text column, each under the toolkit's
 query time limit, all of them under `budget_s`; what is not searched in time is left out, never guessed.
 
     kit = SchemaToolkit("Chinook.sqlite")
-    value_links(kit, "How many minutes of Jazz are there?")   # ["'Jazz' is a value of Genre.Name"]
+    value_links(kit, "How many minutes of Jazz are there?")   # ["'Jazz' is a value of Genre.Name (GenreId = 2)"]
 """
 
 from __future__ import annotations
