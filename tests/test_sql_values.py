@@ -10,9 +10,13 @@ from pathlib import Path
 import pytest
 
 from agentkit.environments.sql import CHINOOK_DB, SQLEnvironment
-from agentkit.sql.digest import DIGEST_TITLE, digest_context, schema_context, schema_digest
+from agentkit.sql.digest import DIGEST_TITLE, schema_context, schema_digest
 from agentkit.sql.toolkit import SchemaToolkit
-from agentkit.sql.values import VALUES_TITLE, ValueLink, find_values, question_phrases, value_links
+from agentkit.sql.values import VALUES_TITLE, ValueLink, find_values, question_phrases
+
+
+def value_links(kit: SchemaToolkit, question: str) -> list[str]:
+    return [link.render() for link in find_values(kit, question)]
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +71,15 @@ def test_a_value_held_by_one_row_comes_with_that_row_s_key(tmp_path: Path) -> No
 
 def test_the_digest_shows_the_links_and_puts_their_tables_first(kit: SchemaToolkit) -> None:
     question = "Which tracks are on Grunge?"
-    context = digest_context(kit, question)
+    context = schema_context(kit, question)
     assert context[VALUES_TITLE] == "'Grunge' is a value of Playlist.Name (PlaylistId = 16)"
     assert list(context) == [DIGEST_TITLE, VALUES_TITLE]
-    small = digest_context(kit, question, max_chars=400)[DIGEST_TITLE]
+    small = schema_context(kit, question, max_chars=400)[DIGEST_TITLE]
     assert small.startswith("CREATE TABLE Playlist (")  # found by its value, though the words name Track
     assert "CREATE TABLE Track (" in small
     assert "CREATE TABLE Playlist (" not in schema_digest(kit, question, max_chars=400)
-    assert VALUES_TITLE not in digest_context(kit, question, values=False)
-    assert VALUES_TITLE not in digest_context(kit, "How many tracks are there?")
+    assert VALUES_TITLE not in schema_context(kit, question, "tables")
+    assert VALUES_TITLE not in schema_context(kit, "How many tracks are there?")
 
 
 def test_any_text_in_a_question_is_only_ever_a_literal(tmp_path: Path) -> None:
@@ -106,6 +110,10 @@ def test_a_large_database_is_searched_within_the_budget(tmp_path: Path) -> None:
     assert time.perf_counter() - started < 1.0
     assert find_values(kit, "Where is the needle?", budget_s=30) == [
         ValueLink("needle", (("t5", "c"),), keys=("id = 59999",))]
+    started = time.perf_counter()  # a finished search is kept: the question's next episode does not scan again
+    assert find_values(kit, "Where is the needle?", budget_s=0.0001) == [
+        ValueLink("needle", (("t5", "c"),), keys=("id = 59999",))]
+    assert time.perf_counter() - started < 0.01
 
 
 def test_the_sql_episode_shows_the_values_next_to_the_schema() -> None:

@@ -94,27 +94,22 @@ def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT
     return "\n".join(lines)
 
 
-def digest_context(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT_MAX_CHARS,
-                   values: bool = True) -> dict[str, str]:
-    """The digest as a run's context sections, for `Agent.run(..., context=)`: {title: CREATE TABLEs} and,
-    with `values`, the values the question names and the columns holding them (`agentkit.sql.values`)."""
-    links = find_values(kit, question) if values else []
-    context = {DIGEST_TITLE: schema_digest(kit, question, max_chars=max_chars,
-                                           prefer=list(dict.fromkeys(t for link in links for t, _ in link.columns)))}
-    if links:
-        context[VALUES_TITLE] = "\n".join(link.render() for link in links)
-    return context
-
-
 def _quote(name: str) -> str:
     return name if name.replace("_", "").isalnum() and not name[:1].isdigit() else f'"{name}"'
 
 
-def schema_context(kit: SchemaToolkit, question: str, mode: str, *, max_chars: int = DEFAULT_MAX_CHARS
-                   ) -> dict[str, str]:
-    """The context sections an episode opens with under schema `mode` (one of `SCHEMA_MODES`)."""
+def schema_context(kit: SchemaToolkit, question: str, mode: str = "digest", *,
+                   max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, str]:
+    """The context sections an episode opens with under schema `mode` (one of `SCHEMA_MODES`), for
+    `Agent.run(..., context=)`: {title: CREATE TABLEs} and, in "digest" mode, the values the question names
+    with the columns holding them (their tables first when the digest must be cut)."""
     if mode not in SCHEMA_MODES:
         raise ValueError(f"schema must be one of {', '.join(SCHEMA_MODES)}, not {mode!r}")
     if mode == "hidden":
         return {}
-    return digest_context(kit, question, max_chars=max_chars, values=mode == "digest")
+    links = find_values(kit, question) if mode == "digest" else []
+    prefer = list(dict.fromkeys(table for link in links for table, _ in link.columns))
+    context = {DIGEST_TITLE: schema_digest(kit, question, max_chars=max_chars, prefer=prefer)}
+    if links:
+        context[VALUES_TITLE] = "\n".join(link.render() for link in links)
+    return context

@@ -2,7 +2,7 @@
 
 A question says 'Jazz', Frank Harris or Canada; the SQL needs `Genre.Name = 'Jazz'`, the customer's
 `FirstName` and `LastName`, `Country = 'Canada'`. Given only the CREATE TABLEs, a small model guesses
-(`GenreId = 10`, a name in the wrong table). `value_links` looks each phrase the question quotes or
+(`GenreId = 10`, a name in the wrong table). `find_values` looks each phrase the question quotes or
 capitalises up in the database's text columns (whole values in any case; quoted phrases also inside values),
 and its longer lower-case words as written ("cancelled" is a status; "money" is not the song "Money"), and says
 where each was found, with the key of the row when one row holds it, so the agent starts from the right column.
@@ -12,7 +12,8 @@ Bounded for hostile or large databases: one read-only scan per text column, each
 query time limit, all of them under `budget_s`; what is not searched in time is left out, never guessed.
 
     kit = SchemaToolkit("Chinook.sqlite")
-    value_links(kit, "How many minutes of Jazz are there?")   # ["'Jazz' is a value of Genre.Name (GenreId = 2)"]
+    [link.render() for link in find_values(kit, "How many minutes of Jazz are there?")]
+    # ["'Jazz' is a value of Genre.Name (GenreId = 2)"]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ MAX_PHRASES = 8
 MAX_WORDS = 12
 MAX_COLUMNS_PER_PHRASE = 4
 DEFAULT_BUDGET_S = 2.0
+_MAX_CACHED = 10_000  # questions whose links a database keeps
 _TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING")
 # Capitalised words that start questions and requests rather than name something.
 _LEADS = frozenset({
@@ -52,10 +54,11 @@ def question_phrases(question: str) -> tuple[list[str], list[str], list[str]]:
     end = 0
     for m in _WORD.finditer(rest):
         word = m.group().rstrip(".'’")
-        if not word[:1].isupper() or word.lower() in _LEADS or rest[end:m.start()].strip():
+        named = word[:1].isupper() and word.lower() not in _LEADS
+        if not named or rest[end:m.start()].strip():  # a run ends at a plain word or any punctuation
             capital += _run_phrases(run)
             run = []
-        if word[:1].isupper() and word.lower() not in _LEADS:
+        if named:
             run.append(word)
         end = m.end()
     capital += _run_phrases(run)
@@ -114,7 +117,11 @@ class ValueLink:
 
 
 def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_BUDGET_S) -> list[ValueLink]:
-    """The phrases of `question` found in the database's text columns, in the question's order."""
+    """The phrases of `question` found in the database's text columns, in the question's order. A search
+    that finished within the budget is kept for the database's other episodes of the same question."""
+    done: dict[str, list[ValueLink]] = kit.db.cache.setdefault("value_links", {})
+    if question in done:
+        return list(done[question])
     quoted, capital, words = question_phrases(question)
     words = words[:MAX_WORDS]  # matched in their own case: "cancelled" is a status, "Money" a song
     phrases = (quoted + capital)[:MAX_PHRASES] + words
@@ -128,9 +135,11 @@ def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_
     exact = f" OR {{col}} IN ({', '.join(_literal(w) for w in words)})" if words else ""
     likes = "".join(f" OR {{col}} LIKE {_literal('%' + _escape_like(p) + '%')} ESCAPE '\\'" for p in inside)
     deadline = time.monotonic() + budget_s
+    complete = True
     for table, column in text_columns(kit):
         left = deadline - time.monotonic()
         if left <= 0:
+            complete = False
             break
         col = kit.db.quote(column)
         sql = (f"SELECT DISTINCT {col} FROM {kit.db.quote(table)} WHERE lower({col}) IN ({listed or 'NULL'})"
@@ -139,6 +148,7 @@ def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_
             values = [str(r[0]) for r in kit.db.query(sql, max_rows=50, timeout_s=min(kit.timeout_s, left)).rows
                       if r and r[0] is not None]
         except QueryError:
+            complete = False
             continue  # a column that cannot be read in time is not searched
         for value in values:
             key = value.lower() if value.lower() in any_case else value if value in words else None
@@ -158,12 +168,9 @@ def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_
         elif inside.get(p.lower()):
             spot, example = inside[p.lower()][0]
             links.append(ValueLink(p, (spot,), example))
+    if complete and len(done) < _MAX_CACHED:
+        done[question] = links
     return links
-
-
-def value_links(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_BUDGET_S) -> list[str]:
-    """`find_values` as lines for the prompt."""
-    return [link.render() for link in find_values(kit, question, budget_s=budget_s)]
 
 
 def _row_key(kit: SchemaToolkit, table: str, column: str, value: str, deadline: float) -> str:
