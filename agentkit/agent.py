@@ -39,7 +39,7 @@ from agentkit.events import (
     ToolFinished,
     ToolStarted,
 )
-from agentkit.extensions import Chooser, Extension, Guard, Planner, RunContext
+from agentkit.extensions import Advisor, Check, Chooser, Extension, Guard, Planner, RunContext
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
@@ -413,6 +413,8 @@ class Agent:
         settings = self.settings  # this step's: a repeat may make the next reply finish (see _finishing)
         specs = self._offered_specs(run)
         guards = [e for e in self.extensions if isinstance(e, Guard)]  # looked up once per run, not per step
+        advisors = [e for e in self.extensions if isinstance(e, Advisor)]
+        checks = [e for e in self.extensions if isinstance(e, Check)]
         while True:
             decisions = _NO_DECISIONS
             if resume is not None:  # a paused reply, now decided: run its calls
@@ -536,7 +538,9 @@ class Agent:
                         break
 
             # 6. Run the calls (in parallel) and append what they returned, in the reply's order.
-            ended = yield from self._run_calls(reply, decisions, trajectory, trace)
+            if checks:  # a check (learned SQL shapes) may fix a call of a finishing tool before it runs
+                reply = self._checked(checks, run, reply)
+            ended = yield from self._run_calls(reply, decisions, run, advisors, trace)
             if ended is None:
                 if any(c.name in self._finishers for c in reply.tool_calls):
                     told_to_finish = False  # its finishing call failed: a reply in text is reminded again
@@ -590,10 +594,12 @@ class Agent:
             return replace(self.settings, tool_choice=self._finishers[0])
         return replace(self.settings, tool_choice="none") if self._answers_in_text else self.settings
 
-    def _run_calls(self, reply: Message, decisions: dict[str, Decision], trajectory: Trajectory,
-                   trace: RunSpans | None) -> Generator[Event, None, _CallsEnded | None]:
-        """Run a reply's calls (denied ones not), append the observations in the reply's order; says
-        what ends the run or counts as a typed-output attempt (None: nothing, the loop goes on)."""
+    def _run_calls(self, reply: Message, decisions: dict[str, Decision], run: RunContext,
+                   advisors: Sequence[Advisor], trace: RunSpans | None) -> Generator[Event, None, _CallsEnded | None]:
+        """Run a reply's calls (denied ones not), append the observations in the reply's order (a failed
+        call's with what advisors add); says what ends the run or counts as a typed-output attempt (None:
+        nothing, the loop goes on)."""
+        trajectory = run.trajectory
         calls = reply.tool_calls
         final = self._final_name
         plain = not decisions and final is None  # every call runs
@@ -620,7 +626,10 @@ class Agent:
             elif plain or decisions.get(call.id, _NO_DECISION).approved:
                 outcome = outcomes[k]
                 k += 1
-                observation = Message.tool(call, outcome.content, is_error=outcome.is_error)
+                content = outcome.content
+                if outcome.is_error and advisors:
+                    content = "\n\n".join([content, *(a for v in advisors if (a := v.advise(run, call, content)))])
+                observation = Message.tool(call, content, is_error=outcome.is_error)
                 duration = outcome.duration_s
                 tool = self.tools.get(call.name)
                 if tool is not None and tool.final and not outcome.is_error:
@@ -672,6 +681,13 @@ class Agent:
         if any(c.name in self._finishers for c in reply.tool_calls):
             return None
         return next((r for g in guards if (r := g.review(run, reply)) is not None), None)
+
+    def _checked(self, checks: Sequence[Check], run: RunContext, reply: Message) -> Message:
+        """`reply` with each call of a finishing tool as the first check that fixes it says (the same reply
+        when none does; the trajectory keeps the model's own)."""
+        calls = [next((f for k in checks if (f := k.check(run, c)) is not None), c) if c.name in self._finishers
+                 else c for c in reply.tool_calls]
+        return reply if calls == reply.tool_calls else reply.model_copy(update={"tool_calls": calls})
 
     def _phase_of(self, reply: Message) -> str:
         for call in reply.tool_calls:

@@ -3,7 +3,9 @@
 Before a run an extension may add context and may call the model (each call is a recorded turn with
 its own phase label); after the run, when the outcome is known, it may learn from the trajectory.
 An extension that is also a `Guard` reviews each reply's tool calls before they run and may decline them
-(learned pacing, `agentkit.pacing`, is one).
+(learned pacing, `agentkit.pacing`, is one); one that is an `Advisor` may add to what a failed call gets
+back (learned repairs, `agentkit.repairs`); one that is a `Check` may fix a call of a finishing tool before it
+runs (learned SQL shape checks, `agentkit.sql.shape`).
 The core knows this protocol, not the implementations (they live in agentkit.skills, agentkit.memory).
 """
 
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agentkit.events import ContextAdded, Event, ModelTurn, PhaseStarted
-from agentkit.messages import Message
+from agentkit.messages import Message, ToolCall
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse
 from agentkit.records import RECORD_KEYS, TOOLS_OFFERED, R, RecordKey, ToolsOffered
 from agentkit.trajectory import Trajectory
@@ -159,6 +161,26 @@ class Guard(Protocol):
     def review(self, run: RunContext, reply: Message) -> str | None:
         """None lets the calls run; a reason declines the whole reply: none of its calls run, each gets
         "Not run: <reason>" back, and the next reply must call the agent's finishing tool when it has one."""
+        ...
+
+
+@runtime_checkable
+class Check(Protocol):
+    """Looks at a call of a finishing tool before it runs and may fix it (a guard never declines one); the
+    first check that fixes a call decides."""
+
+    def check(self, run: RunContext, call: ToolCall) -> ToolCall | None:
+        """None runs `call` as it is; a call (with `call`'s id) runs instead. The trajectory keeps the model's
+        own call: a check records what it changed (`run.record`)."""
+        ...
+
+
+@runtime_checkable
+class Advisor(Protocol):
+    """Adds to what a failed tool call gets back (learned repairs are one); every advisor's text is added."""
+
+    def advise(self, run: RunContext, call: ToolCall, error: str) -> str | None:
+        """Text to append to the error `call` got back, or None."""
         ...
 
 

@@ -1,10 +1,13 @@
-"""Writing files safely: the one atomic write the packages share."""
+"""Writing files safely (the one atomic write the packages share), and reading back the JSON artefacts written
+with it."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, durable: bool = True) -> None:
@@ -35,3 +38,26 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, durable: bo
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def write_artefact(path: str | os.PathLike[str], kind: str, data: dict[str, Any]) -> Path:
+    """Write a learned artefact as indented JSON tagged with its `kind` (atomically); its path."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, json.dumps({"kind": kind, **data}, indent=2, ensure_ascii=False) + "\n")
+    return out
+
+
+def read_artefact(path: str | os.PathLike[str], kind: str, what: str, writer: str, field: str) -> dict[str, Any]:
+    """The JSON object `write_artefact` wrote to `path` with this `kind`, which must hold `field` (a list or an
+    object); a missing, cut or other file is a clear error naming `what` it should be and its `writer`."""
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no {what} at {file}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{file} is not a {what}: {exc}") from exc
+    if not isinstance(data, dict) or data.get("kind") != kind or not isinstance(data.get(field), list | dict):
+        raise ValueError(f"{file} is not a {what} (written by {writer})")
+    return data

@@ -16,7 +16,6 @@ as JSON, and attached with `agentkit chat/eval --pacing FILE` or `Agent(..., ext
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -25,7 +24,7 @@ from typing import Any
 
 from agentkit.environments.base import succeeded
 from agentkit.extensions import RunContext
-from agentkit.files import atomic_write
+from agentkit.files import read_artefact, write_artefact
 from agentkit.messages import Message
 from agentkit.trajectory import Trajectory
 
@@ -82,24 +81,12 @@ class Pacing:
     # -- files --------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the limits and their evidence as JSON (atomically)."""
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        data = {"kind": KIND, "version": VERSION, "limits": self.limits, "evidence": self.evidence}
-        atomic_write(out, json.dumps(data, indent=2) + "\n")
-        return out
+        return write_artefact(path, KIND, {"version": VERSION, "limits": self.limits, "evidence": self.evidence})
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Pacing:
         """Read limits saved by `save`; a missing or malformed file is a clear error."""
-        file = Path(path)
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no pacing file at {file}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{file} is not a pacing file: {exc}") from exc
-        if not isinstance(data, dict) or data.get("kind") != KIND or not isinstance(data.get("limits"), dict):
-            raise ValueError(f"{file} is not a pacing file (written by agentkit.pacing.Pacing.save)")
+        data = read_artefact(path, KIND, "pacing file", "agentkit.pacing.Pacing.save", "limits")
         return cls(data["limits"], data.get("evidence"))
 
     # -- the Extension and Guard protocols ------------------------------------------------------------

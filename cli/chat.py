@@ -458,6 +458,10 @@ def register(app: typer.Typer) -> None:
                                           "this folder"),
         pacing: Path | None = typer.Option(None, "--pacing", help="Learned per-phase call limits (a pacing.json of "
                                            "`agentkit learn`)"),
+        repairs: Path | None = typer.Option(None, "--repairs", help="Learned repairs shown after a failed call (a "
+                                            "repairs.json of `agentkit learn`)"),
+        checks: Path | None = typer.Option(None, "--checks", help="Learned SQL shape checks of a confirmed query (a "
+                                           "checks.json of `agentkit learn`)"),
         session: str | None = typer.Option(None, "--session", help="Save the conversation under NAME and resume "
                                            "it next time"),
         mcp: list[str] | None = MCP_OPTION,
@@ -470,6 +474,7 @@ def register(app: typer.Typer) -> None:
         try:
             extensions, commands, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session,
                                                                        model=model, pacing=pacing,
+                                                                       repairs=repairs, checks=checks,
                                                                        select_tools=select_tools)
             mcp_kits = connect_mcp(mcp or [])
         except (ValueError, OSError, ImportError, RuntimeError) as exc:
@@ -509,10 +514,10 @@ def tool_selection(top_k: int) -> list[Extension]:
 
 def memory_and_skills(
     *, skills: Path | None, notes: Path | None, session: str | None, model: str, pacing: Path | None = None,
-    select_tools: int = 0,
+    repairs: Path | None = None, checks: Path | None = None, select_tools: int = 0,
 ) -> tuple[list[Extension], dict[str, SlashCommand], list[Message], list[Callable[[ChatSession, RunResult], None]]]:
     """The extensions, extra commands, resumed history and per-turn hooks that `--skills`, `--notes`,
-    `--pacing`, `--select-tools` and `--session` ask for."""
+    `--checks`, `--repairs`, `--pacing`, `--select-tools` and `--session` ask for."""
     extensions: list[Extension] = tool_selection(select_tools)
     commands: dict[str, SlashCommand] = {}
     history: list[Message] = []
@@ -527,10 +532,10 @@ def memory_and_skills(
         from agentkit.memory.notebook import MistakeNotebook
 
         extensions.append(MistakeNotebook.open(notes))
-    if pacing is not None:
-        from agentkit.pacing import Pacing
+    if checks or repairs or pacing:
+        from agentkit.cli.eval_cmd import learned_files
 
-        extensions.append(Pacing.load(pacing))
+        extensions += learned_files(checks=checks, repairs=repairs, pacing=pacing)
     if session is not None:
         from agentkit.memory.sessions import chat_persistence
 

@@ -12,7 +12,7 @@ allows, which validates the reward code.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,20 +90,27 @@ def _extension(kind: str, path: Path | None) -> Any:
     raise typer.BadParameter(f"--{kind} needs {cls}, which is not available here ({'; '.join(problems)})")
 
 
-def _pacing(path: Path | None) -> Any:
-    """Load learned pacing limits, or say clearly why they cannot be."""
-    if path is None:
-        return None
+def learned_files(**paths: Path | None) -> list[Any]:
+    """Load what `agentkit learn` wrote to files (`checks=`, `repairs=`, `pacing=` paths; None: not asked
+    for), as extensions in that order, or say clearly why one cannot be."""
     from agentkit.pacing import Pacing
+    from agentkit.repairs import Repairs
+    from agentkit.sql.shape import ShapeChecks
 
-    try:
-        return Pacing.load(path)
-    except (OSError, ValueError) as exc:
-        raise typer.BadParameter(f"--pacing: {exc}") from exc
+    kinds: dict[str, Any] = {"checks": ShapeChecks, "repairs": Repairs, "pacing": Pacing}
+    loaded = []
+    for option, path in paths.items():
+        if path is None:
+            continue
+        try:
+            loaded.append(kinds[option].load(path))
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(f"--{option}: {exc}") from exc
+    return loaded
 
 
 def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings: Any, explore_steps: int,
-                  map_steps: int, skills: Any = None, notes: Any = None, pacing: Any = None,
+                  map_steps: int, skills: Any = None, notes: Any = None, learned: Sequence[Any] = (),
                   persist_priors: bool = True,
                   refresh_priors: bool = False, priors_cache: Any = None) -> Callable[[list[Any]], Any]:
     """How one configuration builds its agent from an episode's tools. One planner serves every episode,
@@ -133,7 +140,7 @@ def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings
 
     def build(tools: list[Any]) -> Any:
         return Agent(model, tools, instructions=instructions, planner=planner, max_steps=max_steps,
-                     settings=settings, extensions=[*extra, *(e for e in (skills, notes, pacing) if e is not None)])
+                     settings=settings, extensions=[*extra, *(e for e in (skills, notes) if e is not None), *learned])
 
     return build
 
@@ -153,6 +160,10 @@ def register(app: typer.Typer) -> None:
         notes: Path | None = typer.Option(None, "--notes", help="A mistake notebook folder to use."),
         pacing: Path | None = typer.Option(None, "--pacing", help="Learned per-phase call limits (a pacing.json "
                                            "of `agentkit learn`)."),
+        checks: Path | None = typer.Option(None, "--checks", help="Learned SQL shape checks of a confirmed query "
+                                           "(a checks.json of `agentkit learn`)."),
+        repairs: Path | None = typer.Option(None, "--repairs", help="Learned repairs shown after a failed call (a "
+                                            "repairs.json of `agentkit learn`)."),
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Tasks run at once (threads; a local model "
                                          "gets as many llama.cpp slots)."),
         limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
@@ -196,7 +207,7 @@ def register(app: typer.Typer) -> None:
         if not todo:
             raise typer.BadParameter("no tasks left to run (check --difficulty / --limit)")
         skill_lib, notebook = _extension("skills", skills), _extension("notes", notes)
-        limits = _pacing(pacing)
+        learned = learned_files(checks=checks, repairs=repairs, pacing=pacing)
         if model == "oracle":
             the_model: Any = oracle_model(todo, oracle_script_for(environment))
         else:
@@ -213,7 +224,7 @@ def register(app: typer.Typer) -> None:
                 bar = progress.add_task(config, total=len(todo))
                 build = agent_factory(config, environment, the_model, max_steps=max_steps, settings=settings,
                                       explore_steps=explore_steps, map_steps=map_steps, skills=skill_lib,
-                                      notes=notebook, pacing=limits, persist_priors=model != "oracle",
+                                      notes=notebook, learned=learned, persist_priors=model != "oracle",
                                       refresh_priors=refresh_priors)
                 runs.append(evaluate(environment, EvalConfig(config, build), tasks=todo, concurrency=concurrency,
                                      log=out_dir / f"trajectories-{config}.jsonl",

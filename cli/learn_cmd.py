@@ -5,9 +5,11 @@
     agentkit learn --env sql --unseen-db clinic --budget 45m --out runs/b      # also measure on the clinic DB
     agentkit learn --out runs/b --resume ...                                    # continue a stopped run
 
-The out folder holds the learned artefacts (skills/, notes/, pacing.json, adapter/), every trajectory as
+The out folder holds the learned artefacts (skills/, notes/, checks.json, repairs.json, pacing.json,
+adapter/), every trajectory as
 JSONL (trajectories/), report.html, learning_curve.png and summary.json. Use them right away:
-`agentkit chat --skills OUT/skills --notes OUT/notes --pacing OUT/pacing.json --model local:NAME+OUT/adapter`.
+`agentkit chat --skills OUT/skills --notes OUT/notes --repairs OUT/repairs.json --pacing OUT/pacing.json
+--model local:NAME+OUT/adapter`.
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ def register(app: typer.Typer) -> None:
         db: Path | None = typer.Option(None, "--db", help="Database for --env sql with your own --tasks."),
         model: str = typer.Option("local:default", "--model", help="Model string; rl needs a local: model."),
         budget: str = typer.Option("45m", "--budget", help="Learning budget: 45m, 90s, 1.5h, 200ep or 45m,200ep."),
-        method: str | None = typer.Option(None, "--method", help="Comma-separated: skills, notes, pacing, rl "
-                                          "(run in this order). Default: skills,notes,pacing, then rl for a "
-                                          "local torch model (on llama.cpp, name rl to run it)."),
+        method: str | None = typer.Option(None, "--method", help="Comma-separated: skills, notes, checks, repairs, "
+                                          "pacing, rl (run in the order given). Default: skills,notes,checks,pacing, "
+                                          "then rl for a local torch model (on llama.cpp, name rl to run it)."),
         out: Path = typer.Option(..., "--out", help="Run folder: artefacts, trajectories, report, state."),
         seed: int = typer.Option(0, "--seed", help="Seeds the split, the train order and RL."),
         heldout: Path | None = typer.Option(None, "--heldout", help="A task file of held-out tasks (same --env "
@@ -108,9 +110,10 @@ def register(app: typer.Typer) -> None:
         with console.status(f"Loading model {model} …"):
             the_model = resolve_model(model, parallel=concurrency)
         if methods is None and not rl_by_default(the_model):  # learn's default then leaves rl out: say so
-            why = untrainable(the_model) or ("on llama.cpp, rl runs only when named (--method skills,notes,pacing,rl): "
-                                             "a GRPO step of this model takes about a minute of a CPU budget")
-            console.print(f"rl left out: {why}; learning skills, notes and pacing")
+            why = untrainable(the_model) or ("on llama.cpp, rl runs only when named (--method "
+                                             "skills,notes,checks,pacing,rl): a GRPO step of this model takes about a "
+                                             "minute of a CPU budget")
+            console.print(f"rl left out: {why}; learning skills, notes, checks and pacing")
 
         columns = (TextColumn("[bold]{task.fields[phase]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("{task.description}"))
@@ -148,6 +151,8 @@ def register(app: typer.Typer) -> None:
         console.print(f"report: {out / 'report.html'} · summary: {out / 'summary.json'}")
         hints = [f"--skills {report.artefacts['skills']}" if "skills" in report.artefacts else "",
                  f"--notes {report.artefacts['notes']}" if "notes" in report.artefacts else "",
+                 f"--checks {report.artefacts['checks']}" if "checks" in report.artefacts else "",
+                 f"--repairs {report.artefacts['repairs']}" if "repairs" in report.artefacts else "",
                  f"--pacing {report.artefacts['pacing']}" if "pacing" in report.artefacts else "",
                  f"--model {model}+{report.artefacts['adapter']}" if "adapter" in report.artefacts else ""]
         console.print("use them: agentkit chat " + " ".join(h for h in hints if h))

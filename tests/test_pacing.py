@@ -79,19 +79,14 @@ def test_a_reply_that_finishes_is_never_declined_and_unlimited_phases_run_freely
     assert result.answer == "done" and "pacing" not in result.trajectory.extras
 
 
-def test_limits_survive_a_save_and_a_bad_file_is_a_clear_error(tmp_path: Path) -> None:
+def test_limits_survive_a_save_and_bad_limits_are_refused(tmp_path: Path) -> None:
     runs = [scored_run(1, True), scored_run(2, True), scored_run(2, True), scored_run(4, False)]
     path = Pacing.fit(runs, exempt=("act", "finish")).save(tmp_path / "pacing.json")
     loaded = Pacing.load(path)
     assert loaded.limits == {"explore": 2} and loaded.evidence["successes"] == 3
-    (tmp_path / "bad.json").write_text('{"limits": {"explore": 2}}')
+    (tmp_path / "bad.json").write_text('{"limits": {"explore": 2}}')  # no kind: not one of ours
     with pytest.raises(ValueError, match="not a pacing file"):
         Pacing.load(tmp_path / "bad.json")
-    (tmp_path / "cut.json").write_text(path.read_text()[:20])
-    with pytest.raises(ValueError, match="not a pacing file"):
-        Pacing.load(tmp_path / "cut.json")
-    with pytest.raises(FileNotFoundError, match="no pacing file"):
-        Pacing.load(tmp_path / "none.json")
     with pytest.raises(ValueError, match="at least 1"):
         Pacing({"explore": 0})
     assert json.loads(path.read_text())["kind"] == "agentkit.pacing"

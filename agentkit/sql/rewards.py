@@ -216,10 +216,19 @@ def _answered_calls(trajectory: Trajectory, name: str) -> list[tuple[ToolCall, b
             for m in trajectory.messages if m.role == "assistant" for c in m.tool_calls if c.name == name]
 
 
+FIXES = "shape_checks"
+"""The trajectory record (extras) of the queries a learned check fixed before they ran (`agentkit.sql.shape`):
+{"fixed": [{"sql": the model's query, "ran": the query that ran}, ...]}."""
+
+
 def final_sql(trajectory: Trajectory) -> str | None:
-    """The SQL of the last successful confirm_answer call, or None."""
+    """The SQL that ran for the last successful confirm_answer call (the model's, or a check's fix of it), or
+    None."""
     done = [c for c, ok in _answered_calls(trajectory, "confirm_answer") if ok]
     sql = done[-1].arguments.get("sql") if done else None
+    for fix in trajectory.extras.get(FIXES, {}).get("fixed", []):
+        if isinstance(fix, dict) and fix.get("sql") == sql and isinstance(fix.get("ran"), str):
+            sql = fix["ran"]
     return sql if isinstance(sql, str) else None
 
 

@@ -19,13 +19,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROWS = {"skills": ("skills",), "notes": ("notes",), "pacing": ("pacing",), "rl": ("rl",), "rl-grpo": ("rl",),
-        "rl-sft": ("rl",),
+ROWS = {"skills": ("skills",), "notes": ("notes",), "checks": ("checks",), "repairs": ("repairs",),
+        "pacing": ("pacing",), "rl": ("rl",), "rl-grpo": ("rl",), "rl-sft": ("rl",),
         "skills-pacing": ("skills", "pacing"), "memory": ("skills", "notes", "pacing"),
+        "default": ("skills", "notes", "checks", "pacing"),
         "all": ("skills", "notes", "pacing", "rl")}
 """rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings; rl-sft: online
 rejection-sampling fine-tuning (the same rollouts; only the solved ones are imitated, at lr 1e-4); memory: skills,
-notes and pacing (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine)."""
+notes and pacing (no weight change: the row for models the rl method cannot train, such as a llama.cpp engine);
+default: learn's default on a llama.cpp model (memory with the SQL shape checks before pacing); checks, repairs:
+each alone."""
 
 
 def seed_before(source: Path, out: Path, methods: tuple[str, ...], budget: list[float | int | None],

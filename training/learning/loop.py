@@ -39,7 +39,10 @@ from agentkit.memory.notes import FailureAnalyst
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
 from agentkit.pacing import Pacing
+from agentkit.repairs import Repairs
+from agentkit.sql.shape import ShapeChecks
 from agentkit.training.learning.methods import (
+    DEFAULT_METHODS,
     METHODS,
     LearnContext,
     MeteredModel,
@@ -65,6 +68,10 @@ from agentkit.training.learning.report import (
 from agentkit.trajectory import read_jsonl
 
 STATE_VERSION = 1
+FITTED: dict[str, tuple[str, Any]] = {"checks": ("checks.json", ShapeChecks), "repairs": ("repairs.json", Repairs),
+                                      "pacing": ("pacing.json", Pacing)}
+"""The methods whose artefact is one file in the out folder, and the class that loads it (in the order the
+agent gets them)."""
 
 
 @dataclass(frozen=True)
@@ -168,8 +175,9 @@ def learn(
             place (a LoRA adapter); a GGUF model on llama.cpp plays the episodes while a torch copy trains,
             the adapter set on llama.cpp after every step.
         budget: learning budget, e.g. "45m", "200ep", "45m,200ep" (evaluations are not counted).
-        methods: any of "skills", "notes", "pacing", "rl", run in the order given; default: the first three,
-            then rl for a local torch model (on llama.cpp rl runs only when named: see `rl_by_default`).
+        methods: any of METHODS ("skills", "notes", "checks", "repairs", "pacing", "rl"), run in the order
+            given; default: DEFAULT_METHODS, skills, notes, checks and pacing, then rl for a local torch model
+            (on llama.cpp rl runs only when named: see `rl_by_default`).
         out: the run folder (artefacts, trajectories, report.html, learning_curve.png, summary.json, state.json).
         seed: seeds the split and the order of train tasks (and the RL run).
         heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
@@ -208,7 +216,7 @@ def learn(
     train, check = validation_split(train, validation, seed)
     meter = MeteredModel(resolve_model(model, parallel=concurrency))
     if methods is None:
-        methods = [m for m in METHODS if m != "rl" or rl_by_default(meter.inner)]
+        methods = [m for m in DEFAULT_METHODS if m != "rl" or rl_by_default(meter.inner)]
     elif "rl" in methods and (problem := untrainable(meter.inner)):
         raise ValueError(problem)  # before any evaluation, not after the other methods have run
     config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,
@@ -357,12 +365,12 @@ class _Run:
                                  self.ctx.skill_options, learning=False)
         if "notes" in artefacts:
             notes = open_notes(frozen_copy(self.out / "notes", scratch / label / "notes"), self.ctx.notes_threshold)
-        limits = self.out / "pacing.json"
-        pacing = Pacing.load(limits) if "pacing" in artefacts and limits.exists() else None
+        fitted = [cls.load(self.out / file) for method, (file, cls) in FITTED.items()
+                  if method in artefacts and (self.out / file).exists()]
 
         def build(tools: list[Any]) -> Any:
             return self.ctx.agent(tools, settings=self.eval_settings,
-                                  extensions=[e for e in (skills, notes, pacing) if e is not None])
+                                  extensions=[*(e for e in (skills, notes) if e is not None), *fitted])
 
         done = [0]
 
@@ -481,8 +489,9 @@ class _Run:
             artefacts["skills"] = str(self.out / "skills")
         if "notes" in kept:
             artefacts["notes"] = str(self.out / "notes")
-        if "pacing" in kept and (self.out / "pacing.json").exists():
-            artefacts["pacing"] = str(self.out / "pacing.json")
+        for method, (file, _) in FITTED.items():
+            if method in kept and (self.out / file).exists():
+                artefacts[method] = str(self.out / file)
         if "rl" in kept and (self.out / "adapter").is_dir():
             artefacts["adapter"] = str(self.out / "adapter")
         details = {m: self.state["progress"].get(m, {}).get("details", {}) for m in methods}
@@ -520,6 +529,11 @@ def _step_message(method: str, progress: dict[str, Any], trajectories: Sequence[
         return f"batch {progress.get('batches', 0)}: {progress.get('last', '')}"
     if method == "pacing":
         return f"episode {progress['episodes']}: {wins}/{len(trajectories)} solved; limits {progress.get('limits', {})}"
+    if method == "checks":
+        return f"episode {progress['episodes']}: {wins}/{len(trajectories)} solved; slips {progress.get('slips', {})}"
+    if method == "repairs":
+        return (f"episode {progress['episodes']}: {wins}/{len(trajectories)} solved; "
+                f"{progress.get('repairs', 0)} repairs")
     return f"step {progress.get('steps', 0)}: {wins}/{len(trajectories)} rollouts solved"
 
 

@@ -1,12 +1,19 @@
-"""The four ways the loop learns from the agent's own runs on the train split, each resumable step by step.
+"""The ways the loop learns from the agent's own runs on the train split, each resumable step by step.
 
     skills  Skill1: run a train task with the library attached; a successful run is distilled into a
             skill and admitted (SkillLibrary). One step = one episode.
     notes   Mistake Notebook Learning: one batch of train tasks, notes from the failures, kept only if the
             re-answered batch wins more than it loses (MistakeNotebook.learn). One step = one batch.
-    pacing  per-phase call limits from the runs that succeeded (agentkit.pacing): bare train episodes until
-            the run holds one per train task (the other methods' runs count too), the limits refitted
-            after each step. One step = `concurrency` episodes.
+    checks  (SQL) the slips the failed train runs made (a LIMIT not asked for, a missing GROUP BY) and the
+            clauses of every train question's gold query; a confirmed query showing a slip that similar
+            questions' answers lack is sent back once (agentkit.sql.shape).
+    repairs each failed call of the train runs next to a call that worked for its task (the reference call,
+            e.g. the gold SQL, or a later call of a run that succeeded), shown to a call that fails the same
+            way (agentkit.repairs).
+    pacing  per-phase call limits from the runs that succeeded (agentkit.pacing).
+            checks, repairs and pacing are fitted from every train trajectory of the run (all methods'), then
+            from bare train episodes until the run holds one per train task, refitted after each step.
+            One step = `concurrency` episodes.
     rl      online GRPO (Dual-Track GRPO for SQL) with a LoRA adapter (Trainer). One step = one update on
             `tasks_per_step × group_size` fresh rollouts.
 
@@ -31,13 +38,18 @@ from agentkit.extensions import Extension, Instructions
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.memory.sql_analyst import SQLDiffAnalyst
-from agentkit.messages import Message
+from agentkit.messages import Message, ToolCall
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
 from agentkit.pacing import Pacing
 from agentkit.records import SKILLS
+from agentkit.repairs import ReferenceCalls, Repairs
+from agentkit.sql.shape import ShapeChecks, gold_of
 from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl
 
-METHODS = ("skills", "notes", "pacing", "rl")
+METHODS = ("skills", "notes", "checks", "repairs", "pacing", "rl")
+DEFAULT_METHODS = ("skills", "notes", "checks", "pacing", "rl")
+"""What `learn` runs when no methods are named (rl only for a local torch model: `rl_by_default`); repairs is
+left out: on the 0.5B default model it fixed no held-out task (tests/benchmarks/RESULTS.md)."""
 
 
 class MeteredModel:
@@ -330,40 +342,55 @@ class NotesLearner(Learner):
         self.notebook.close()
 
 
-class PacingLearner(Learner):
-    """Pacing on the train split: limits fitted from all of the run's train trajectories (every method's), then
-    bare episodes until the run holds one per train task, refitted after each step; saved to OUT/pacing.json."""
+class FittedLearner(Learner):
+    """A method fitted from the run's train trajectories (every method's, read once), then from bare train
+    episodes until the run holds one per train task, refitted after each step (pacing, repairs, checks)."""
 
-    name = "pacing"
-    keeps_on_tie = True
+    keeps_on_tie = True  # each acts only where a run goes wrong: past a limit, on a failed call, on a slip
 
     def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
         self.ctx = ctx
-        self.file = ctx.out / "pacing.json"
-        episode = ctx.env.reset(ctx.train[0])
-        try:  # the phases of the tools that finish a run get no limit
-            self.exempt = {"act"} | {t.phase for t in episode.tools if t.final and t.phase}
-        finally:
-            episode.close()
-        # Read once: the earlier methods' runs, and this method's own when resumed; steps add theirs.
         self.seen = read_jsonl(sorted((ctx.out / "trajectories").glob("train-*.jsonl")))
-        self._fit(progress)  # limits exist even if the budget leaves no step
+        self.refit(progress)  # something is saved even if the budget leaves no step
 
     def finished(self, progress: dict[str, Any]) -> bool:
         """Done when the run's train trajectories number at least the train split."""
         return len(self.seen) >= len(self.ctx.train)
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
-        """`concurrency` bare train episodes (no limits attached: pacing learns how runs go by themselves),
-        then the limits refitted from every train trajectory of the run."""
-        trajectories = run_batch(self.ctx, self.ctx.next_tasks(progress, self.ctx.concurrency), [], "pacing")
+        """`concurrency` bare train episodes (nothing attached: the method learns how runs go by themselves),
+        then the method refitted from every train trajectory of the run."""
+        trajectories = run_batch(self.ctx, self.ctx.next_tasks(progress, self.ctx.concurrency), [], self.name)
         self.seen += trajectories
-        self._fit(progress)
+        self.refit(progress)
         return trajectories
 
-    def _fit(self, progress: dict[str, Any]) -> None:
+    def refit(self, progress: dict[str, Any]) -> None:
+        """Fit from `self.seen`, save to the out folder, keep the figures in `progress`."""
+        raise NotImplementedError(f"{type(self).__name__} must define refit")
+
+    def close(self) -> None:
+        """Nothing to release."""
+        return None
+
+
+class PacingLearner(FittedLearner):
+    """Pacing: per-phase limits from the successful train runs; saved to OUT/pacing.json."""
+
+    name = "pacing"
+
+    def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
+        episode = ctx.env.reset(ctx.train[0])
+        try:  # the phases of the tools that finish a run get no limit
+            self.exempt = {"act"} | {t.phase for t in episode.tools if t.final and t.phase}
+        finally:
+            episode.close()
+        super().__init__(ctx, progress)
+
+    def refit(self, progress: dict[str, Any]) -> None:
+        """Limits from every train run so far."""
         pacing = self.pacing = Pacing.fit(self.seen, exempt=self.exempt)
-        pacing.save(self.file)
+        pacing.save(self.ctx.out / "pacing.json")
         progress["limits"] = pacing.limits
         progress["evidence"] = pacing.evidence
 
@@ -376,9 +403,63 @@ class PacingLearner(Learner):
         """Pacing without a limit declines nothing."""
         return not self.pacing.limits
 
-    def close(self) -> None:
-        """Nothing to release."""
+
+def reference_calls(env: Environment, tasks: Sequence[Task]) -> ReferenceCalls | None:
+    """The calls a correct run of each of `tasks` makes, from the environment's oracle (`oracle_script`), or
+    None when it has none. Only `tasks` are looked up: a held-out task's reference never reaches a learner."""
+    script = getattr(env, "oracle_script", None)
+    if script is None:
         return None
+    by_id = {t.id: t for t in tasks}
+
+    def calls(task_id: str) -> list[ToolCall]:
+        task = by_id.get(task_id)
+        return [] if task is None else [c for m in script(task) if isinstance(m, Message) for c in m.tool_calls]
+
+    return calls
+
+
+class RepairsLearner(FittedLearner):
+    """Repairs: each failed call of the train runs next to a call that worked for its task; OUT/repairs.json."""
+
+    name = "repairs"
+
+    def refit(self, progress: dict[str, Any]) -> None:
+        """Repairs from every train run so far, with the train tasks' reference calls."""
+        self.repairs = Repairs.fit(self.seen, reference_calls(self.ctx.env, self.ctx.train))
+        self.repairs.save(self.ctx.out / "repairs.json")
+        progress["repairs"] = len(self.repairs)
+        progress["kinds"] = sorted({r.kind for r in self.repairs.items})
+
+    def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        """The method's progress figures for the report."""
+        return {"repairs": progress.get("repairs", 0), "kinds": progress.get("kinds", []),
+                "episodes": progress.get("episodes", 0)}
+
+    def learned_nothing(self) -> bool:
+        """No repair: nothing to show."""
+        return not self.repairs.items
+
+
+class ChecksLearner(FittedLearner):
+    """Shape checks (SQL): the slips of the failed train runs and the train questions' gold clauses;
+    OUT/checks.json. Other environments have no gold query: nothing is learned."""
+
+    name = "checks"
+
+    def refit(self, progress: dict[str, Any]) -> None:
+        """Checks from every train run so far and the train tasks' gold queries."""
+        self.checks = ShapeChecks.fit(self.seen, gold_of(self.ctx.train))
+        self.checks.save(self.ctx.out / "checks.json")
+        progress["slips"] = self.checks.slips
+
+    def details(self, progress: dict[str, Any]) -> dict[str, Any]:
+        """The method's progress figures for the report."""
+        return {"slips": progress.get("slips", {}), "episodes": progress.get("episodes", 0)}
+
+    def learned_nothing(self) -> bool:
+        """No slip seen often enough: nothing is checked."""
+        return not self.checks.slips
 
 
 def default_rl_config(env: Environment, seed: int, max_turns: int, max_new_tokens: int | None) -> Any:
@@ -411,8 +492,8 @@ def untrainable(model: Any) -> str | None:
         return None
     name = getattr(inner, "name", type(inner).__name__)
     return (f"the rl method trains the model in-process: it needs a local model (local:NAME), not {name!r} "
-            "(a server cannot be trained from here). Learn skills, notes and pacing with this model: "
-            "--method skills,notes,pacing.")
+            "(a server cannot be trained from here). Learn skills, notes, checks and pacing with this model: "
+            "--method skills,notes,checks,pacing.")
 
 
 def rl_by_default(model: Any) -> bool:
@@ -517,22 +598,26 @@ class RLLearner(Learner):
 
 
 def learner_class(method: str) -> type[Learner]:
-    """The learner class of `method` (skills, notes, pacing or rl), for what it says before it is built."""
-    classes: dict[str, type[Learner]] = {"skills": SkillsLearner, "notes": NotesLearner, "pacing": PacingLearner,
-                                         "rl": RLLearner}
+    """The learner class of `method` (one of METHODS), for what it says before it is built."""
+    classes: dict[str, type[Learner]] = {"skills": SkillsLearner, "notes": NotesLearner, "checks": ChecksLearner,
+                                         "repairs": RepairsLearner, "pacing": PacingLearner, "rl": RLLearner}
     if method not in classes:
         raise ValueError(f"unknown learning method {method!r}; choose from {', '.join(METHODS)}")
     return classes[method]
 
 
 def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, resume: bool) -> Learner:
-    """The learner of `method` (skills, notes, pacing or rl); `progress` is its saved position."""
+    """The learner of `method` (one of METHODS); `progress` is its saved position."""
     if method == "skills":
         return SkillsLearner(ctx)
     if method == "notes":
         return NotesLearner(ctx)
     if method == "pacing":
         return PacingLearner(ctx, progress)
+    if method == "repairs":
+        return RepairsLearner(ctx, progress)
+    if method == "checks":
+        return ChecksLearner(ctx, progress)
     if method == "rl":
         return RLLearner(ctx, resume=resume)
     raise ValueError(f"unknown learning method {method!r}; choose from {', '.join(METHODS)}")

@@ -1,0 +1,157 @@
+"""Shape checks: slips learned from failed train runs, checked against similar questions' gold clauses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentkit import Agent
+from agentkit.environments.base import run_episode, succeeded
+from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS, SQLEnvironment
+from agentkit.sql.shape import Example, ShapeChecks, clauses, gold_of, without_limit
+from agentkit.testing import ScriptedModel, call
+from agentkit.trajectory import Trajectory
+
+BRAZIL = "SELECT FirstName, LastName FROM Customer WHERE Country = 'Brazil'"  # chinook-007's gold
+
+
+def test_shape_checks_are_a_check_of_finishing_calls_and_nothing_else() -> None:
+    from agentkit.extensions import Advisor, Check, Chooser, Extension, Guard
+    from agentkit.repairs import Repairs
+
+    checks, repairs = ShapeChecks([], {}), Repairs()
+    assert isinstance(checks, Extension) and isinstance(checks, Check)
+    assert not isinstance(checks, Guard | Advisor | Chooser)
+    assert isinstance(repairs, Extension) and isinstance(repairs, Advisor)
+    assert not isinstance(repairs, Guard | Check | Chooser)
+
+
+def test_clauses_and_the_last_limit_are_read_outside_string_literals() -> None:
+    assert clauses("select a from t group  by a order by 2 desc limit 1") == {"group_by", "limit"}
+    assert clauses("SELECT Name FROM t WHERE Name = 'no LIMIT here' OR Name = 'GROUP BY'") == frozenset()
+    assert clauses("SELECT COUNT(*) FROM t") == frozenset()
+    assert without_limit("SELECT a FROM t WHERE x = 'LIMIT 5' LIMIT 5") == "SELECT a FROM t WHERE x = 'LIMIT 5'"
+    assert without_limit("select a from t limit 10 offset 5;") == "select a from t"
+    assert without_limit("SELECT a FROM t WHERE x = 'b LIMIT 5'") is None
+    assert without_limit("SELECT * FROM (SELECT a FROM t LIMIT 1) WHERE a > 1") is None  # not the last clause
+
+
+def episode(env: SQLEnvironment, task_id: str, script: list, extensions: tuple = (),
+            max_steps: int = 8) -> tuple[Trajectory, ScriptedModel]:
+    task = next(t for t in env.tasks() if t.id == task_id)
+    model = ScriptedModel(script)
+    trajectory = run_episode(lambda tools: Agent(model, tools, instructions=env.instructions, max_steps=max_steps,
+                                                 extensions=extensions), env, task)
+    return trajectory, model
+
+
+def test_fit_learns_the_slips_that_failed_runs_made_at_least_twice_and_every_gold_clause() -> None:
+    env = SQLEnvironment.chinook()
+    try:
+        tasks = [t for t in env.tasks() if t.id in ("chinook-007", "chinook-008", "chinook-016", "chinook-030")]
+        gold = gold_of(tasks)
+        runs = [episode(env, tid, [call("confirm_answer", sql=gold[tid][1] + " LIMIT 1")])[0]
+                for tid in ("chinook-007", "chinook-008")]  # two wrong answers cut by a LIMIT
+        runs.append(episode(env, "chinook-016", [call("confirm_answer", sql=gold["chinook-016"][1])])[0])  # right
+        # a count over all customers where the gold counts per country: no slip that is checked for
+        runs.append(episode(env, "chinook-030", [call("confirm_answer", sql="SELECT COUNT(*) FROM Customer")])[0])
+    finally:
+        env.close()
+    assert [succeeded(r) for r in runs] == [False, False, True, False]
+    checks = ShapeChecks.fit(runs, gold)
+    assert checks.slips == {"extra_limit": 2}
+    assert ShapeChecks.fit(runs[1:], gold).slips == {}  # one run with the slip is not enough
+    assert ShapeChecks.fit(runs[1:], gold, min_slips=1).slips == {"extra_limit": 1}
+    assert {e.question: e.clauses for e in checks.examples}[gold["chinook-030"][0]] == ("group_by",)
+    assert len(checks.examples) == 4
+
+
+LISTS = [Example("Question: List the names of the customers who live in Canada.", ()),
+         Example("Question: List the names of the customers whose city is Paris.", ()),
+         Example("Question: Give the names of the customers who live in Germany.", ()),
+         Example("Question: Which customer has the most invoices?", ("group_by", "limit"))]
+
+
+def test_a_confirmed_query_with_a_limit_similar_questions_never_had_runs_without_it() -> None:
+    checks = ShapeChecks(LISTS, {"extra_limit": 2})
+    env = SQLEnvironment.chinook()
+    try:  # chinook-007: "What are the first and last names of the customers who live in Brazil?"
+        trajectory, model = episode(env, "chinook-007", [call("describe_table", table="Customer"),
+                                                         call("confirm_answer", sql=BRAZIL + " LIMIT 1")],
+                                    extensions=(checks,))
+        bare, _ = episode(env, "chinook-007", [call("confirm_answer", sql=BRAZIL + " LIMIT 1")])
+    finally:
+        env.close()
+    assert succeeded(trajectory) and not succeeded(bare)  # scored on the query that ran
+    assert trajectory.extras["shape_checks"] == {"fixed": [{"slip": "extra_limit", "sql": BRAZIL + " LIMIT 1",
+                                                            "ran": BRAZIL}]}
+    confirmed = trajectory.messages[-2].tool_calls[0]  # the model's own call stays in the trajectory
+    assert confirmed.arguments == {"sql": BRAZIL + " LIMIT 1"}
+    assert trajectory.messages[-1].content.startswith(f"Final SQL:\n{BRAZIL}\n") and "(5 rows)" in \
+        trajectory.messages[-1].content
+    assert trajectory.extras["sql"]["final_sql"] == BRAZIL and len(model.requests) == 2
+
+
+def test_a_limit_is_left_alone_where_similar_questions_had_one_or_it_is_not_the_last_clause() -> None:
+    ranked = [Example(f"Question: Which {x} has the most tracks?", ("group_by", "limit"))
+              for x in ("album", "genre", "playlist")]
+    checks = ShapeChecks([*LISTS, *ranked], {"extra_limit": 2})
+    question = "Question: Which media type has the most tracks?"
+    assert checks.find_slip(question, "SELECT Name FROM MediaType ORDER BY Name LIMIT 1") is None
+    listing = "Question: List the names of the customers who live in Brazil."
+    assert checks.find_slip(listing, BRAZIL + " LIMIT 5") == ("extra_limit", BRAZIL)
+    assert checks.find_slip(listing, f"SELECT * FROM ({BRAZIL} LIMIT 5) AS b WHERE 1") is None
+    # a slip that was not learned is not checked, and a question too unlike the train ones is left alone
+    assert ShapeChecks(LISTS, {}).find_slip(listing, BRAZIL + " LIMIT 5") is None
+    assert checks.find_slip("Question: Count the invoices of 2010.", "SELECT 1 LIMIT 1") is None
+
+
+def test_checks_survive_a_save_and_malformed_checks_are_a_clear_error(tmp_path: Path) -> None:
+    path = ShapeChecks(LISTS, {"extra_limit": 2}).save(tmp_path / "checks.json")
+    loaded = ShapeChecks.load(path)
+    assert loaded.examples == LISTS and loaded.slips == {"extra_limit": 2}
+    (tmp_path / "odd.json").write_text('{"kind": "agentkit.sql.shape", "examples": [{"q": 1}]}')
+    with pytest.raises(ValueError, match="malformed shape checks"):
+        ShapeChecks.load(tmp_path / "odd.json")
+    with pytest.raises(ValueError, match="unknown slips"):
+        ShapeChecks(LISTS, {"made_up": 1})
+
+
+def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentkit.cli.main import app
+
+    runner = CliRunner()
+    rows = [json.loads(line) for line in CLINIC_TASKS.read_text().splitlines()]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows[:8]))
+    script = tmp_path / "script.json"  # every answer is the gold query of another task, cut by a LIMIT
+    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT * FROM Patient LIMIT 1"}}]
+                                 * 40))
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model",
+                                 f"script:{script}", "--method", "checks", "--budget", "20ep", "--out", str(out),
+                                 "--max-steps", "2", "--validation", "0"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    learned = ShapeChecks.load(out / "checks.json")
+    train = {r["id"]: r for r in rows if r["id"] in summary["train_tasks"]}
+    assert sorted(e.question for e in learned.examples) == sorted(f"Question: {r['question']}"
+                                                                  for r in train.values())
+    assert learned.slips == {"extra_limit": sum("LIMIT" not in r["sql"].upper() for r in train.values())}
+    assert f"--checks {out / 'checks.json'}" in result.output.replace("\n", "")
+    from agentkit.cli.chat import memory_and_skills
+
+    extensions = memory_and_skills(skills=None, notes=None, session=None, model="x", checks=out / "checks.json")[0]
+    assert [type(e) for e in extensions] == [ShapeChecks]  # what `agentkit chat --checks FILE` attaches
+    evaluated = runner.invoke(app, ["eval", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model",
+                                    f"script:{script}", "--max-steps", "2", "--checks", str(out / "checks.json"),
+                                    "--out", str(tmp_path / "eval")])
+    assert evaluated.exit_code == 0, evaluated.output
+    runs = [json.loads(line) for line in (tmp_path / "eval" / "trajectories-react.jsonl").read_text().splitlines()]
+    fixed = [f for r in runs for f in r["extras"].get("shape_checks", {}).get("fixed", [])]
+    assert fixed and all(f == {"slip": "extra_limit", "sql": "SELECT * FROM Patient LIMIT 1",
+                               "ran": "SELECT * FROM Patient"} for f in fixed)
