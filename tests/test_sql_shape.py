@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -155,3 +156,34 @@ def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(tmp_
     fixed = [f for r in runs for f in r["extras"].get("shape_checks", {}).get("fixed", [])]
     assert fixed and all(f == {"slip": "extra_limit", "sql": "SELECT * FROM Patient LIMIT 1",
                                "ran": "SELECT * FROM Patient"} for f in fixed)
+
+
+def score(label: str, solved: dict[str, bool]) -> Any:
+    from agentkit.training.learning.report import Score
+
+    wins = sum(solved.values())
+    return Score(label=label, environment="sql", tasks=len(solved), successes=wins, success_rate=wins / len(solved),
+                 ci_low=0.0, ci_high=1.0, per_task=solved)
+
+
+def test_validation_judges_a_method_that_acts_on_some_runs_by_the_runs_it_acted_on(tmp_path: Path) -> None:
+    from agentkit.training.learning.loop import validation_verdict
+    from agentkit.trajectory import append_jsonl
+
+    runs = tmp_path / "validation-checks.jsonl"
+    for task_id, acted in (("a", True), ("b", False), ("c", False), ("d", True)):
+        append_jsonl(runs, Trajectory(task_id=task_id, extras={"shape_checks": {"fixed": [{}]}} if acted else {}))
+    without = score("validation-before", {"a": False, "b": True, "c": False, "d": False})
+    # "b" was lost where checks did nothing (the engine's noise) and "a" won where they acted: kept, though
+    # the totals tie
+    assert validation_verdict("checks", score("v", {"a": True, "b": False, "c": False, "d": False}), without,
+                              runs) is None
+    # lost where they acted ("a" solved without, not with): set aside, though the totals say otherwise
+    lost = validation_verdict("checks", score("v", {"a": False, "b": True, "c": True, "d": False}),
+                              score("w", {"a": True, "b": True, "c": False, "d": False}), runs)
+    assert lost == ("checks set aside: on the 2 validation tasks it acted on it lost 1 and won 0 "
+                    "(in all 2 of 4 solved with it, 2 without)")
+    # a method that changes every run must solve more in all
+    assert validation_verdict("skills", score("v", {"a": True, "b": False, "c": False, "d": False}), without,
+                              runs) == ("skills set aside: with it the agent solved 1 of 4 validation tasks, 1 "
+                                        "without (a method that changes every run must solve more to be kept)")

@@ -22,7 +22,7 @@ from typing import Any
 ROWS = {"skills": ("skills",), "notes": ("notes",), "checks": ("checks",), "repairs": ("repairs",),
         "pacing": ("pacing",), "rl": ("rl",), "rl-grpo": ("rl",), "rl-sft": ("rl",),
         "skills-pacing": ("skills", "pacing"), "memory": ("skills", "notes", "pacing"),
-        "default": ("skills", "notes", "checks", "pacing"),
+        "default": ("skills", "notes", "checks", "pacing"), "checks-pacing": ("checks", "pacing"),
         "all": ("skills", "notes", "pacing", "rl")}
 """rl: Dual-Track GRPO (the default on SQL); rl-grpo: plain GRPO with the same settings; rl-sft: online
 rejection-sampling fine-tuning (the same rollouts; only the solved ones are imitated, at lr 1e-4); memory: skills,

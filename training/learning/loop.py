@@ -9,8 +9,9 @@
 
 Phases, in order: split → before (held-out, and the unseen set) → one learning phase per method, each
 followed by a check on validation tasks (a seeded share of the train split that no method learns from:
-what a method learned is set aside when the agent with it solves fewer of them than without it, or no more
-for a method that changes every run: skills, notes, rl) and a
+what a method learned is set aside when the agent with it solves no more of them than without it (skills,
+notes, rl change every run), or when it lost more than it won on the tasks it acted on (checks, repairs,
+pacing act only on some runs)) and a
 held-out evaluation with everything kept so far → after on the unseen set. Every
 evaluation decodes greedily and runs on frozen copies of the learned skills and notes, so it can teach
 the artefacts nothing; held-out tasks never reach a learner (their ids are checked against every
@@ -183,9 +184,10 @@ def learn(
         heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
             seeded `heldout_fraction` of env's tasks.
         validation: the share of the train split kept from learning to check each method on: what a method
-            learned is set aside (kept in `out`, not used) when the agent with it solves fewer validation
-            tasks than without it (or no more, for skills, notes and rl, which change every run; see
-            `Learner.keeps_on_tie`). 0 turns the check off, as does a train split too small for
+            learned is set aside (kept in `out`, not used) when the agent with it solves no more validation
+            tasks than without it (skills, notes, rl: they change every run), or, for a method that acts only on
+            some runs (checks, repairs, pacing), when on the tasks it acted on it lost more than it won
+            (`validation_verdict`). 0 turns the check off, as does a train split too small for
             MIN_VALIDATION tasks on each side.
         unseen: an environment never used for learning (e.g. another database), measured before and after.
         resume: continue the run saved in `out` (its settings must match).
@@ -250,11 +252,8 @@ def learn(
         if check:
             trial = run.evaluate(f"validation-{method}", env, check, artefacts=[*kept, method])
             without = Score.model_validate(state["scores"][base])
-            tie = trial.successes == without.successes
-            if trial.successes < without.successes or (tie and not learner_class(method).keeps_on_tie):
-                why = (f"{method} set aside: with it the agent solved {trial.successes} of {len(check)} validation "
-                       f"tasks, {without.successes} without"
-                       + (" (a method that changes every run must solve more to be kept)" if tie else ""))
+            why = validation_verdict(method, trial, without, ctx.trajectory_file(trial.label))
+            if why is not None:
                 state["set_aside"][method] = why
                 run.repeat(label, last, why=why)
                 continue
@@ -267,6 +266,28 @@ def learn(
     check_no_leak(report, out)
     write_report_files(report, out)
     return report
+
+
+def validation_verdict(method: str, trial: Score, without: Score, runs: Path) -> str | None:
+    """Why `method` is set aside after its validation run (`trial`, its trajectories in `runs`) against the agent
+    without it, or None to keep it. A method that acts only on some runs (`Learner.record`: checks, repairs,
+    pacing) is judged on the tasks it acted on, won against lost: elsewhere its agent is the agent without it,
+    and a task that changed there changed by the engine's run-to-run noise (llama.cpp is not bit-reproducible).
+    Any other method must solve more validation tasks in all (it changes every run)."""
+    record = learner_class(method).record
+    if record is None:
+        if trial.successes > without.successes:
+            return None
+        return (f"{method} set aside: with it the agent solved {trial.successes} of {trial.tasks} validation tasks, "
+                f"{without.successes} without" + (" (a method that changes every run must solve more to be kept)"
+                                                  if trial.successes == without.successes else ""))
+    acted = {t.task_id for t in read_jsonl([runs]) if t.extras.get(record)} if runs.exists() else set()
+    won = sum(1 for t in acted if trial.per_task.get(t) and not without.per_task.get(t))
+    lost = sum(1 for t in acted if without.per_task.get(t) and not trial.per_task.get(t))
+    if lost <= won:
+        return None
+    return (f"{method} set aside: on the {len(acted)} validation tasks it acted on it lost {lost} and won {won} "
+            f"(in all {trial.successes} of {trial.tasks} solved with it, {without.successes} without)")
 
 
 def _split(env: Environment, heldout: Environment | Sequence[str] | None, fraction: float,

@@ -43,6 +43,7 @@ from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamIt
 from agentkit.pacing import Pacing
 from agentkit.records import SKILLS
 from agentkit.repairs import ReferenceCalls, Repairs
+from agentkit.sql.rewards import FIXES
 from agentkit.sql.shape import ShapeChecks, gold_of
 from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl
 
@@ -205,10 +206,10 @@ class Learner:
     share is spent or `finished` says there is nothing left to learn."""
 
     name = ""
-    keeps_on_tie = False
-    """Whether the method is kept when the validation check is a tie (as many solved with it as without).
-    A method that changes every run (context in every prompt, new weights) must solve more to be kept; one
-    that acts only on runs going past what successful runs needed (pacing) is kept unless it solves fewer."""
+    record: str | None = None
+    """The trajectory record (`extras` key) a run holds when the method acted on it, for a method that acts only
+    on some runs (checks, repairs, pacing): validation judges it on those runs (`validation_verdict`). None: the
+    method changes every run (context in every prompt, new weights) and must solve more validation tasks."""
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One step of learning from new train episodes; the trajectories it played. `progress` is the
@@ -346,7 +347,6 @@ class FittedLearner(Learner):
     """A method fitted from the run's train trajectories (every method's, read once), then from bare train
     episodes until the run holds one per train task, refitted after each step (pacing, repairs, checks)."""
 
-    keeps_on_tie = True  # each acts only where a run goes wrong: past a limit, on a failed call, on a slip
 
     def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
         self.ctx = ctx
@@ -377,7 +377,7 @@ class FittedLearner(Learner):
 class PacingLearner(FittedLearner):
     """Pacing: per-phase limits from the successful train runs; saved to OUT/pacing.json."""
 
-    name = "pacing"
+    name = record = "pacing"
 
     def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
         episode = ctx.env.reset(ctx.train[0])
@@ -422,7 +422,7 @@ def reference_calls(env: Environment, tasks: Sequence[Task]) -> ReferenceCalls |
 class RepairsLearner(FittedLearner):
     """Repairs: each failed call of the train runs next to a call that worked for its task; OUT/repairs.json."""
 
-    name = "repairs"
+    name = record = "repairs"
 
     def refit(self, progress: dict[str, Any]) -> None:
         """Repairs from every train run so far, with the train tasks' reference calls."""
@@ -446,6 +446,7 @@ class ChecksLearner(FittedLearner):
     OUT/checks.json. Other environments have no gold query: nothing is learned."""
 
     name = "checks"
+    record = FIXES
 
     def refit(self, progress: dict[str, Any]) -> None:
         """Checks from every train run so far and the train tasks' gold queries."""
