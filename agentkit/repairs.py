@@ -32,6 +32,7 @@ from agentkit.environments.base import succeeded
 from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
 from agentkit.messages import ToolCall
+from agentkit.ranking import content_words, overlap
 from agentkit.repeats import NOT_RUN
 from agentkit.trajectory import Trajectory
 
@@ -43,7 +44,6 @@ ReferenceCalls = Callable[[str], Sequence[ToolCall]]
 _RAISED = re.compile(r"^Tool \S+ raised ")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _TAIL = re.compile(r":\s*\S+$")
-_WORDS = re.compile(r"[a-z0-9_]+")
 
 
 def error_kind(error: str) -> str:
@@ -52,14 +52,6 @@ def error_kind(error: str) -> str:
     line = _RAISED.sub("", error.strip().splitlines()[0] if error.strip() else "")
     line = _QUOTED.sub("…", line)
     return _TAIL.sub(": …", line).strip()
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in _WORDS.findall(text.lower()) if len(w) > 2}
-
-
-def _overlap(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def _show(call_name: str, arguments: Mapping[str, Any]) -> str:
@@ -141,6 +133,9 @@ class Repairs:
 
     def __init__(self, items: Iterable[Repair] = ()) -> None:
         self.items = list(items)
+        # the words each repair is found by (its task's, its failed call's), read once, not per failed call
+        self._words = [(content_words(r.task), content_words(json.dumps(r.failed, ensure_ascii=False)))
+                       for r in self.items]
 
     @classmethod
     def fit(cls, trajectories: Iterable[Trajectory], reference: ReferenceCalls | None = None, *,
@@ -157,9 +152,10 @@ class Repairs:
     def nearest(self, task: str, call: ToolCall, error: str) -> Repair | None:
         """The repair of the same kind of error whose task and call read most like these (not from this task)."""
         kind = error_kind(error)
-        task_words, call_words = _words(task), _words(json.dumps(call.arguments, ensure_ascii=False))
-        scored = [(_overlap(task_words, _words(r.task)) + _overlap(call_words, _words(json.dumps(r.failed))), i, r)
-                  for i, r in enumerate(self.items) if r.kind == kind and r.task != task]
+        task_words, call_words = content_words(task), content_words(json.dumps(call.arguments, ensure_ascii=False))
+        scored = [(overlap(task_words, tw) + overlap(call_words, cw), i, r)
+                  for i, (r, (tw, cw)) in enumerate(zip(self.items, self._words, strict=True))
+                  if r.kind == kind and r.task != task]
         return max(scored, key=lambda s: (s[0], -s[1]))[2] if scored else None
 
     # -- files --------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from agentkit.environments.base import succeeded
 from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
 from agentkit.messages import ToolCall
+from agentkit.ranking import content_words, overlap
 from agentkit.sql.rewards import FIXES, final_sql
 from agentkit.trajectory import Trajectory
 
@@ -47,10 +48,6 @@ MIN_SLIPS = 2
 _STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
 _CLAUSES = {"limit": re.compile(r"\bLIMIT\b"), "group_by": re.compile(r"\bGROUP\s+BY\b")}
 _LAST_LIMIT = re.compile(r"\s+LIMIT\s+\d+(?:\s*(?:,|OFFSET)\s*\d+)?\s*;?\s*$", re.IGNORECASE)
-_WORDS = re.compile(r"[^\W\d_]{3,}")
-_COMMON = frozenset(("the", "and", "are", "was", "were", "what", "which", "who", "whose", "how", "for", "with",
-                     "from", "give", "its", "their", "this", "that", "there", "have", "has", "had", "does", "did",
-                     "question"))
 
 
 def _blank_strings(sql: str) -> str:
@@ -85,10 +82,6 @@ not add one when told, and "the highest value" questions read like ranked ones, 
 sent back; it has no mechanical fix."""
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORDS.findall(text.lower()) if w not in _COMMON)
-
-
 @dataclass(frozen=True)
 class Example:
     """A train question and the checked clauses of its gold query."""
@@ -115,7 +108,7 @@ class ShapeChecks:
         self.examples = list(examples)
         self.slips = dict(slips)
         self.neighbours = neighbours
-        self._words = [_words(e.question) for e in self.examples]
+        self._words = [content_words(e.question) for e in self.examples]
 
     @classmethod
     def fit(cls, trajectories: Iterable[Trajectory], gold: Mapping[str, tuple[str, str]], *,
@@ -137,8 +130,8 @@ class ShapeChecks:
 
     def nearest(self, question: str) -> list[Example]:
         """The train questions sharing the most words with `question` (not itself; none sharing no word)."""
-        words = _words(question)
-        scored = sorted((-len(words & w) / len(words | w), i) for i, w in enumerate(self._words)
+        words = content_words(question)
+        scored = sorted((-overlap(words, w), i) for i, w in enumerate(self._words)
                         if self.examples[i].question != question and words & w)
         return [self.examples[i] for _, i in scored[:self.neighbours]]
 
