@@ -31,6 +31,8 @@ def test_shape_checks_are_a_check_of_finishing_calls_and_nothing_else() -> None:
 
 def test_clauses_and_the_last_limit_are_read_outside_string_literals() -> None:
     assert clauses("select a from t group  by a order by 2 desc limit 1") == {"group_by", "limit"}
+    assert clauses("SELECT a FROM t WHERE b = 'ORDER BY' LIMIT 3") == {"limit", "unordered_limit"}
+    assert clauses("SELECT a FROM (SELECT a FROM t ORDER BY a) LIMIT 3") == {"limit", "unordered_limit"}
     assert clauses("SELECT Name FROM t WHERE Name = 'no LIMIT here' OR Name = 'GROUP BY'") == frozenset()
     assert clauses("SELECT COUNT(*) FROM t") == frozenset()
     assert without_limit("SELECT a FROM t WHERE x = 'LIMIT 5' LIMIT 5") == "SELECT a FROM t WHERE x = 'LIMIT 5'"
@@ -62,9 +64,10 @@ def test_fit_learns_the_slips_that_failed_runs_made_at_least_twice_and_every_gol
         env.close()
     assert [succeeded(r) for r in runs] == [False, False, True, False]
     checks = ShapeChecks.fit(runs, gold)
-    assert checks.slips == {"extra_limit": 2}
-    assert ShapeChecks.fit(runs[1:], gold).slips == {}  # one run with the slip is not enough
-    assert ShapeChecks.fit(runs[1:], gold, min_slips=1).slips == {"extra_limit": 1}
+    assert checks.slips == {"extra_limit": 2, "unordered_limit": 2}  # neither gold orders its rows
+    # one run is not enough for a slip its neighbours vote on; it is for one every train answer votes on
+    assert ShapeChecks.fit(runs[1:], gold).slips == {"unordered_limit": 1}
+    assert ShapeChecks.fit(runs[1:], gold, min_slips=1).slips == {"extra_limit": 1, "unordered_limit": 1}
     assert {e.question: e.clauses for e in checks.examples}[gold["chinook-030"][0]] == ("group_by",)
     assert len(checks.examples) == 4
 
@@ -109,6 +112,21 @@ def test_a_limit_is_left_alone_where_similar_questions_had_one_or_it_is_not_the_
     assert checks.find_slip("Question: Count the invoices of 2010.", "SELECT 1 LIMIT 1") is None
 
 
+def test_a_limit_without_order_by_is_judged_by_every_train_answer_not_by_the_neighbours() -> None:
+    ranked = [Example(f"Question: Which {x} has the most tracks?", ("group_by", "limit"))
+              for x in ("album", "genre", "playlist")]
+    checks = ShapeChecks([*LISTS, *ranked], {"unordered_limit": 2})
+    question = "Question: Which employees have the most customers to support? Give their names."
+    employees = "SELECT FirstName, LastName FROM Employee WHERE Title = 'Sales Support Agent'"
+    # its neighbours are ranked questions whose answers have a LIMIT, but none cuts rows it did not order
+    assert checks.find_slip(question, employees + " LIMIT 1") == ("unordered_limit", employees)
+    assert checks.find_slip(question, employees + " ORDER BY LastName LIMIT 1") is None  # a ranked answer
+    # one train answer that cuts unordered rows ("show any five") keeps every such LIMIT
+    sample = Example("Question: Show any five tracks.", ("limit", "unordered_limit"))
+    assert ShapeChecks([*LISTS, *ranked, sample], {"unordered_limit": 2}).find_slip(question, employees + " LIMIT 1") \
+        is None
+
+
 def test_checks_survive_a_save_and_malformed_checks_are_a_clear_error(tmp_path: Path) -> None:
     path = ShapeChecks(LISTS, {"extra_limit": 2}).save(tmp_path / "checks.json")
     loaded = ShapeChecks.load(path)
@@ -142,7 +160,8 @@ def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(tmp_
     train = {r["id"]: r for r in rows if r["id"] in summary["train_tasks"]}
     assert sorted(e.question for e in learned.examples) == sorted(f"Question: {r['question']}"
                                                                   for r in train.values())
-    assert learned.slips == {"extra_limit": sum("LIMIT" not in r["sql"].upper() for r in train.values())}
+    slipped = sum("LIMIT" not in r["sql"].upper() for r in train.values())  # none orders without a LIMIT
+    assert learned.slips == {"extra_limit": slipped, "unordered_limit": slipped}
     assert f"--checks {out / 'checks.json'}" in result.output.replace("\n", "")
     from agentkit.cli.chat import memory_and_skills
 
@@ -154,8 +173,9 @@ def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(tmp_
     assert evaluated.exit_code == 0, evaluated.output
     runs = [json.loads(line) for line in (tmp_path / "eval" / "trajectories-react.jsonl").read_text().splitlines()]
     fixed = [f for r in runs for f in r["extras"].get("shape_checks", {}).get("fixed", [])]
-    assert fixed and all(f == {"slip": "extra_limit", "sql": "SELECT * FROM Patient LIMIT 1",
-                               "ran": "SELECT * FROM Patient"} for f in fixed)
+    assert fixed and all(f["slip"] in ("extra_limit", "unordered_limit") and f["sql"] == "SELECT * FROM Patient LIMIT 1"
+                         and f["ran"] == "SELECT * FROM Patient" for f in fixed)
+    assert len(fixed) == len(runs)  # what the neighbours let through, the unordered LIMIT catches
 
 
 def score(label: str, solved: dict[str, bool]) -> Any:

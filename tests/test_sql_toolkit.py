@@ -169,3 +169,14 @@ def test_embedding_search_with_real_minilm() -> None:
     assert method == "embedding" and (hits[0][1], hits[0][2]) == ("Track", "UnitPrice")
     hits, _ = kit.search("date of the sale", 1)
     assert (hits[0][1], hits[0][2]) == ("Invoice", "InvoiceDate")
+
+
+def test_the_errors_a_small_model_repeats_say_what_to_change(kit: SchemaToolkit) -> None:
+    run_query = tools(kit)["run_query"]
+    with pytest.raises(QueryError, match="write the value itself"):  # a placeholder where a value belongs
+        run_query(sql="SELECT COUNT(*) FROM Customer WHERE Country = ?")
+    # a rank of ungrouped rows
+    with pytest.raises(QueryError, match=r"misuse of aggregate: COUNT\(\)\nAn aggregate.*GROUP BY"):
+        run_query(sql="SELECT Title FROM Album ORDER BY COUNT(*) DESC LIMIT 1")
+    with pytest.raises(QueryError, match=r"^SQL error: no such column: Nope$"):  # the rest as SQLite says it
+        run_query(sql="SELECT Nope FROM Album")

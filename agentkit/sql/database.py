@@ -386,6 +386,12 @@ def _explain_sqlite_error(exc: sqlite3.Error, timeout_s: float, expired: bool = 
         return f"Query error: string or blob too big (values are limited to {MAX_VALUE_BYTES} bytes)."
     if "too complex" in text or "too long" in text or "too many" in text:
         return f"Query error: {text} (simplify the query)."
+    if "number of bindings" in text:
+        return (f"SQL error: {text}\nThe query has a ? placeholder, and queries run without parameters: "
+                "write the value itself (Country = 'Canada').")
+    if text.startswith("misuse of aggregate"):
+        return (f"SQL error: {text}\nAn aggregate cannot be used in WHERE, nor in ORDER BY of a query without "
+                "GROUP BY: group the rows (GROUP BY), filter the groups with HAVING.")
     return f"SQL error: {text}"
 
 

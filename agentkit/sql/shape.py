@@ -6,10 +6,11 @@ the instructions it does it anyway; sent back with its own query fixed ("Confirm
 the LIMIT"), the 0.5B model confirmed its LIMIT again, or wrote another one (tests/benchmarks/RESULTS.md).
 So the fix is applied, not asked for. `ShapeChecks` learns two things from the train split: which slips
 the agent makes (`SLIPS`: a clause its failed runs' confirmed queries had and the gold query had not, seen
-in at least `MIN_SLIPS` runs), and, for every train question, the clauses of its gold query. Attached to an
+in enough runs: `Slip.min_runs`), and, for every train question, the clauses of its gold query. Attached to an
 agent (an `Extension` and a `Check`), it looks at the query of a `confirm_answer` call and at the train
-questions that share the most words with this one: when the query shows a learned slip and none of their
-answers did, the query runs fixed (`Slip.fix`); the trajectory keeps the model's call and records the fix
+questions that share the most words with this one (or, for a slip no answer should ever show, such as a LIMIT
+without ORDER BY, at every train question): when the query shows a learned slip and none of their answers
+did, the query runs fixed (`Slip.fix`); the trajectory keeps the model's call and records the fix
 (`final_sql` and the reward read the query that ran, so a trainer fed such runs would credit the model's own
 tokens with the fix's reward: learn's rl plays its rollouts without checks).
 
@@ -35,15 +36,13 @@ from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
 from agentkit.messages import ToolCall
 from agentkit.ranking import content_words, overlap
-from agentkit.sql.rewards import FIXES, final_sql
+from agentkit.sql.rewards import FIXES, final_sql, has_order_by
 from agentkit.trajectory import Trajectory
 
 KIND = "agentkit.sql.shape"
 VERSION = 1
 NEIGHBOURS = 3
 """Train questions consulted per check: the ones sharing the most words with the question."""
-MIN_SLIPS = 2
-"""Failed train runs that must show a slip before it is checked for."""
 
 _STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
 _CLAUSES = {"limit": re.compile(r"\bLIMIT\b"), "group_by": re.compile(r"\bGROUP\s+BY\b")}
@@ -56,9 +55,13 @@ def _blank_strings(sql: str) -> str:
 
 
 def clauses(sql: str) -> frozenset[str]:
-    """The checked clauses (`limit`, `group_by`) a query has, outside its string literals."""
+    """The checked clauses a query has, outside its string literals: `limit`, `group_by`, and
+    `unordered_limit` (a LIMIT closing a query whose outermost SELECT has no ORDER BY: it keeps arbitrary rows)."""
     code = _blank_strings(sql).upper()
-    return frozenset(name for name, pattern in _CLAUSES.items() if pattern.search(code))
+    found = {name for name, pattern in _CLAUSES.items() if pattern.search(code)}
+    if without_limit(sql) is not None and not has_order_by(sql):
+        found.add("unordered_limit")
+    return frozenset(found)
 
 
 def without_limit(sql: str) -> str | None:
@@ -74,12 +77,17 @@ class Slip:
     clause: str
     has: bool  # whether the slip is having the clause (or lacking it)
     fix: Callable[[str], str | None]  # the query with the slip fixed, or None when it cannot be
+    vote: str = "neighbours"  # whose gold answers must all lack the slip: the nearest train questions, or "all"
+    min_runs: int = 2  # failed train runs that must show it (one for a slip every train answer votes on)
 
 
-SLIPS: dict[str, Slip] = {"extra_limit": Slip("limit", True, without_limit)}
-"""The slips checked for. A missing GROUP BY was tried as advice (tests/benchmarks/RESULTS.md): the model did
-not add one when told, and "the highest value" questions read like ranked ones, so a right MAX() query was
-sent back; it has no mechanical fix."""
+SLIPS: dict[str, Slip] = {"extra_limit": Slip("limit", True, without_limit),
+                          "unordered_limit": Slip("unordered_limit", True, without_limit, vote="all", min_runs=1)}
+"""The slips checked for. An extra LIMIT is judged by the nearest train questions (a ranked question's answer
+has one); a LIMIT with no ORDER BY (arbitrary rows) by every train question: fixed only where no train answer
+cut its rows that way, so a user whose questions ask for "any five rows" keeps them. A missing GROUP BY was
+tried as advice (tests/benchmarks/RESULTS.md): the model did not add one when told, and "the highest value"
+questions read like ranked ones, so a right MAX() query was sent back; it has no mechanical fix."""
 
 
 @dataclass(frozen=True)
@@ -112,9 +120,10 @@ class ShapeChecks:
 
     @classmethod
     def fit(cls, trajectories: Iterable[Trajectory], gold: Mapping[str, tuple[str, str]], *,
-            min_slips: int = MIN_SLIPS) -> ShapeChecks:
+            min_slips: int | None = None) -> ShapeChecks:
         """Learn from scored train runs and `gold` (task id -> (question, gold SQL) of every train task):
-        the slips seen in at least `min_slips` failed runs, and every train question's gold clauses."""
+        the slips seen in enough failed runs (`Slip.min_runs`, or `min_slips` for all), and every train
+        question's gold clauses."""
         seen: Counter[str] = Counter()
         for trajectory in trajectories:
             task_id = trajectory.task_id
@@ -126,7 +135,8 @@ class ShapeChecks:
                 if (slip.clause in mine) == slip.has and (slip.clause in theirs) != slip.has:
                     seen[name] += 1
         examples = [Example(q, tuple(sorted(clauses(sql)))) for q, sql in gold.values()]
-        return cls(examples, {s: n for s, n in sorted(seen.items()) if n >= min_slips})
+        return cls(examples, {s: n for s, n in sorted(seen.items())
+                              if n >= (SLIPS[s].min_runs if min_slips is None else min_slips)})
 
     def nearest(self, question: str) -> list[Example]:
         """The train questions sharing the most words with `question` (not itself; none sharing no word)."""
@@ -136,17 +146,17 @@ class ShapeChecks:
         return [self.examples[i] for _, i in scored[:self.neighbours]]
 
     def find_slip(self, question: str, sql: str) -> tuple[str, str] | None:
-        """The first learned slip this query of `question` shows where none of the nearest train questions'
-        answers did, and the query with it fixed; None when there is none (or it cannot be fixed)."""
+        """The first learned slip this query of `question` shows where none of its voters' gold answers did
+        (the nearest train questions, or every train question: `Slip.vote`), and the query with it fixed; None
+        when there is none (or it cannot be fixed)."""
         near = self.nearest(question)
-        if len(near) < self.neighbours:
-            return None
         has = clauses(sql)
         for name in self.slips:
             slip = SLIPS[name]
             if (slip.clause in has) != slip.has or (fixed := slip.fix(sql)) is None:
                 continue
-            if all((slip.clause in e.clauses) != slip.has for e in near):
+            voters = self.examples if slip.vote == "all" else near
+            if len(voters) >= self.neighbours and all((slip.clause in e.clauses) != slip.has for e in voters):
                 return name, fixed
         return None
 
