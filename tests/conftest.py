@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import Result
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -47,3 +51,44 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory, agentkit_home: str):
     server.start()
     yield server
     server.stop()
+
+
+class ClinicCLI:
+    """`agentkit learn` and `agentkit eval` on the first clinic tasks, with a scripted model (CLI tests of
+    the learn methods that write one artefact file)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        from typer.testing import CliRunner
+
+        self.runner, self.tmp = CliRunner(), tmp_path
+        self.tasks, self.script, self.out = tmp_path / "tasks.jsonl", tmp_path / "script.json", tmp_path / "run"
+
+    def learn(self, method: str, steps: list[dict[str, Any]], *, tasks: int, budget: str, extra: tuple[str, ...] = ()
+              ) -> Result:
+        """Learn `method` on the first `tasks` clinic tasks, the model playing `steps` (tool/arguments dicts)."""
+        from agentkit.cli.main import app
+        from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS
+
+        self.tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:tasks]) + "\n")
+        self.script.write_text(json.dumps(steps))
+        return self.runner.invoke(app, ["learn", "--env", "sql", "--tasks", str(self.tasks), "--db", str(CLINIC_DB),
+                                        "--model", f"script:{self.script}", "--method", method, "--budget", budget,
+                                        "--out", str(self.out), "--max-steps", "2", *extra])
+
+    def evaluate(self, *extra: str) -> list[dict[str, Any]]:
+        """`agentkit eval` on the same tasks and script with `extra` flags; its trajectories."""
+        from agentkit.cli.main import app
+        from agentkit.environments.sql import CLINIC_DB
+
+        result = self.runner.invoke(app, ["eval", "--env", "sql", "--tasks", str(self.tasks), "--db", str(CLINIC_DB),
+                                          "--model", f"script:{self.script}", "--max-steps", "2", *extra,
+                                          "--out", str(self.tmp / "eval")])
+        assert result.exit_code == 0, result.output
+        lines = (self.tmp / "eval" / "trajectories-react.jsonl").read_text().splitlines()
+        return [json.loads(line) for line in lines]
+
+
+@pytest.fixture
+def clinic_cli(tmp_path: Path) -> ClinicCLI:
+    """A `ClinicCLI` in the test's own folder."""
+    return ClinicCLI(tmp_path)

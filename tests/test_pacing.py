@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +15,9 @@ from agentkit.environments.sql import SQLEnvironment
 from agentkit.pacing import Pacing, phase_counts
 from agentkit.testing import ScriptedModel, call, calls
 from agentkit.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from conftest import ClinicCLI
 
 TABLES = {"a": "a(x, y)", "b": "b(z)"}
 looked: list[str] = []
@@ -113,22 +117,14 @@ def test_pacing_ends_a_describe_loop_on_the_real_chinook_database_with_a_confirm
     assert len(model.requests) == 4
 
 
-def test_the_cli_learns_pacing_and_chat_and_eval_take_the_file(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
+def test_the_cli_learns_pacing_and_chat_and_eval_take_the_file(tmp_path: Path, clinic_cli: ClinicCLI) -> None:
     from agentkit.cli.chat import memory_and_skills
     from agentkit.cli.main import app
-    from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS
 
-    runner = CliRunner()
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:4]) + "\n")
-    script = tmp_path / "script.json"  # a model that always confirms a wrong query: nothing to learn from
-    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 12))
-    out = tmp_path / "run"
-    result = runner.invoke(app, ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model",
-                                 f"script:{script}", "--method", "pacing", "--budget", "5ep", "--out", str(out),
-                                 "--max-steps", "2"])
+    # a model that always confirms a wrong query: nothing to learn from
+    result = clinic_cli.learn("pacing", [{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 12, tasks=4,
+                              budget="5ep")
+    runner, out = clinic_cli.runner, clinic_cli.out
     assert result.exit_code == 0, result.output
     learned = Pacing.load(out / "pacing.json")
     assert learned.limits == {} and learned.evidence == {"successes": 0, "failures": 3}

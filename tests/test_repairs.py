@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from agentkit import Agent, tool
 from agentkit.environments.base import run_episode
-from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS, SQLEnvironment
+from agentkit.environments.sql import SQLEnvironment
 from agentkit.messages import ToolCall
 from agentkit.repairs import Repair, Repairs, error_kind, repairs_of
 from agentkit.testing import ScriptedModel, call
 from agentkit.trajectory import Trajectory
 from training.learning.methods import reference_calls
+
+if TYPE_CHECKING:
+    from conftest import ClinicCLI
 
 BAD_RANKING = "SELECT Country FROM Customer ORDER BY COUNT(*) DESC LIMIT 1"  # no GROUP BY: SQLite refuses it
 
@@ -132,21 +136,12 @@ def test_references_come_only_from_the_tasks_given() -> None:
         env.close()
 
 
-def test_the_cli_learns_repairs_and_eval_takes_the_file(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from agentkit.cli.main import app
-
-    runner = CliRunner()
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:4]) + "\n")
-    script = tmp_path / "script.json"  # a model whose queries the database refuses, then a wrong answer
+def test_the_cli_learns_repairs_and_eval_takes_the_file(clinic_cli: ClinicCLI) -> None:
+    # a model whose queries the database refuses, then a wrong answer
     bad = {"tool": "run_query", "arguments": {"sql": "SELECT Nope FROM Patient"}}
-    script.write_text(json.dumps([bad, {"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 12))
-    out = tmp_path / "run"
-    result = runner.invoke(app, ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model",
-                                 f"script:{script}", "--method", "repairs", "--budget", "5ep", "--out", str(out),
-                                 "--max-steps", "2"])
+    result = clinic_cli.learn("repairs", [bad, {"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 12,
+                              tasks=4, budget="5ep")
+    tasks, out = clinic_cli.tasks, clinic_cli.out
     assert result.exit_code == 0, result.output
     learned = Repairs.load(out / "repairs.json")
     summary = json.loads((out / "summary.json").read_text())
@@ -156,11 +151,7 @@ def test_the_cli_learns_repairs_and_eval_takes_the_file(tmp_path: Path) -> None:
     gold = {json.loads(line)["id"]: json.loads(line)["sql"] for line in tasks.read_text().splitlines()}
     assert all(r.fixed["sql"] == gold[r.task_id] for r in learned.items)
     assert f"--repairs {out / 'repairs.json'}" in result.output.replace("\n", "")
-    evaluated = runner.invoke(app, ["eval", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model",
-                                    f"script:{script}", "--max-steps", "2", "--repairs", str(out / "repairs.json"),
-                                    "--out", str(tmp_path / "eval")])
-    assert evaluated.exit_code == 0, evaluated.output
-    runs = [json.loads(line) for line in (tmp_path / "eval" / "trajectories-react.jsonl").read_text().splitlines()]
+    runs = clinic_cli.evaluate("--repairs", str(out / "repairs.json"))
     shown = [r for r in runs if r["extras"].get("repairs")]
     assert shown and all("An earlier task hit the same error" in m["content"] for r in shown
                          for m in r["messages"] if m["role"] == "tool" and m.get("is_error"))

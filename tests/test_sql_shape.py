@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from agentkit import Agent
 from agentkit.environments.base import run_episode, succeeded
-from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS, SQLEnvironment
+from agentkit.environments.sql import SQLEnvironment
 from agentkit.sql.shape import Example, ShapeChecks, clauses, gold_of, without_limit
 from agentkit.testing import ScriptedModel, call
 from agentkit.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from conftest import ClinicCLI
 
 BRAZIL = "SELECT FirstName, LastName FROM Customer WHERE Country = 'Brazil'"  # chinook-007's gold
 
@@ -138,22 +141,11 @@ def test_checks_survive_a_save_and_malformed_checks_are_a_clear_error(tmp_path: 
         ShapeChecks(LISTS, {"made_up": 1})
 
 
-def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from agentkit.cli.main import app
-
-    runner = CliRunner()
-    rows = [json.loads(line) for line in CLINIC_TASKS.read_text().splitlines()]
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows[:8]))
-    script = tmp_path / "script.json"  # every answer is the gold query of another task, cut by a LIMIT
-    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT * FROM Patient LIMIT 1"}}]
-                                 * 40))
-    out = tmp_path / "run"
-    result = runner.invoke(app, ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model",
-                                 f"script:{script}", "--method", "checks", "--budget", "20ep", "--out", str(out),
-                                 "--max-steps", "2", "--validation", "0"])
+def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(clinic_cli: ClinicCLI) -> None:
+    cut = {"tool": "confirm_answer", "arguments": {"sql": "SELECT * FROM Patient LIMIT 1"}}  # every answer, cut
+    result = clinic_cli.learn("checks", [cut] * 40, tasks=8, budget="20ep", extra=("--validation", "0"))
+    out = clinic_cli.out
+    rows = [json.loads(line) for line in clinic_cli.tasks.read_text().splitlines()]
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     learned = ShapeChecks.load(out / "checks.json")
@@ -167,11 +159,7 @@ def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(tmp_
 
     extensions = memory_and_skills(skills=None, notes=None, session=None, model="x", checks=out / "checks.json")[0]
     assert [type(e) for e in extensions] == [ShapeChecks]  # what `agentkit chat --checks FILE` attaches
-    evaluated = runner.invoke(app, ["eval", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model",
-                                    f"script:{script}", "--max-steps", "2", "--checks", str(out / "checks.json"),
-                                    "--out", str(tmp_path / "eval")])
-    assert evaluated.exit_code == 0, evaluated.output
-    runs = [json.loads(line) for line in (tmp_path / "eval" / "trajectories-react.jsonl").read_text().splitlines()]
+    runs = clinic_cli.evaluate("--checks", str(out / "checks.json"))
     fixed = [f for r in runs for f in r["extras"].get("shape_checks", {}).get("fixed", [])]
     assert fixed and all(f["slip"] in ("extra_limit", "unordered_limit") and f["sql"] == "SELECT * FROM Patient LIMIT 1"
                          and f["ran"] == "SELECT * FROM Patient" for f in fixed)

@@ -117,6 +117,10 @@ class ShapeChecks:
         self.slips = dict(slips)
         self.neighbours = neighbours
         self._words = [content_words(e.question) for e in self.examples]
+        # a slip every train answer votes on has the same verdict for every question: read it once
+        self._unanimous = {name: len(self.examples) >= neighbours and
+                           all((SLIPS[name].clause in e.clauses) != SLIPS[name].has for e in self.examples)
+                           for name in self.slips if SLIPS[name].vote == "all"}
 
     @classmethod
     def fit(cls, trajectories: Iterable[Trajectory], gold: Mapping[str, tuple[str, str]], *,
@@ -149,14 +153,18 @@ class ShapeChecks:
         """The first learned slip this query of `question` shows where none of its voters' gold answers did
         (the nearest train questions, or every train question: `Slip.vote`), and the query with it fixed; None
         when there is none (or it cannot be fixed)."""
-        near = self.nearest(question)
         has = clauses(sql)
+        near: list[Example] | None = None  # found only when a neighbour-voted slip shows
         for name in self.slips:
             slip = SLIPS[name]
             if (slip.clause in has) != slip.has or (fixed := slip.fix(sql)) is None:
                 continue
-            voters = self.examples if slip.vote == "all" else near
-            if len(voters) >= self.neighbours and all((slip.clause in e.clauses) != slip.has for e in voters):
+            if slip.vote == "all":
+                agreed = self._unanimous[name]
+            else:
+                near = self.nearest(question) if near is None else near
+                agreed = len(near) >= self.neighbours and all((slip.clause in e.clauses) != slip.has for e in near)
+            if agreed:
                 return name, fixed
         return None
 

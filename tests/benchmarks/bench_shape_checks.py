@@ -29,9 +29,10 @@ from collections import Counter
 from pathlib import Path
 
 from agentkit.environments.sql import SQLEnvironment
-from agentkit.sql.rewards import execution_reward
+from agentkit.sql.rewards import execution_reward, final_sql
 from agentkit.sql.shape import Example, ShapeChecks, clauses, gold_of, without_limit
 from agentkit.training.learning.loop import split_tasks, validation_split
+from agentkit.trajectory import iter_jsonl
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -74,18 +75,13 @@ def replay(pattern: str, envs: list[SQLEnvironment]) -> dict[str, int]:
             if t.data.get("gold_sql")}
     seen, out = set(), Counter[str]()
     for path in sorted(glob.glob(pattern, recursive=True)):
-        for line in Path(path).read_text(errors="replace").splitlines():
-            try:
-                run = json.loads(line)
-                sql = run["extras"]["sql"]["final_sql"]
-            except (ValueError, KeyError, TypeError):
+        for run in iter_jsonl(path):
+            sql = final_sql(run)
+            if sql is None or run.task_id not in gold or (run.task_id, sql) in seen:
                 continue
-            task_id = run.get("task_id")
-            if not isinstance(sql, str) or task_id not in gold or (task_id, sql) in seen:
-                continue
-            seen.add((task_id, sql))
+            seen.add((run.task_id, sql))
             if "unordered_limit" in clauses(sql) and (fixed := without_limit(sql)) is not None:
-                gold_sql, db = gold[task_id]
+                gold_sql, db = gold[run.task_id]
                 out[f"{execution_reward(sql, gold_sql, db)} -> {execution_reward(fixed, gold_sql, db)}"] += 1
     return dict(sorted(out.items()))
 
