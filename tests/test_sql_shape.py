@@ -53,7 +53,7 @@ def episode(env: SQLEnvironment, task_id: str, script: list, extensions: tuple =
     return trajectory, model
 
 
-def test_fit_learns_the_slips_that_failed_runs_made_at_least_twice_and_every_gold_clause() -> None:
+def test_fit_learns_the_slips_failed_runs_made_often_enough_and_every_gold_clause() -> None:
     env = SQLEnvironment.chinook()
     try:
         tasks = [t for t in env.tasks() if t.id in ("chinook-007", "chinook-008", "chinook-016", "chinook-030")]
@@ -71,6 +71,12 @@ def test_fit_learns_the_slips_that_failed_runs_made_at_least_twice_and_every_gol
     # one run is not enough for a slip its neighbours vote on; it is for one every train answer votes on
     assert ShapeChecks.fit(runs[1:], gold).slips == {"unordered_limit": 1}
     assert ShapeChecks.fit(runs[1:], gold, min_slips=1).slips == {"extra_limit": 1, "unordered_limit": 1}
+    # no train answer cuts unordered rows: that vote alone installs the check, before any run has slipped
+    assert ShapeChecks.fit(runs[2:], gold).slips == {"unordered_limit": 0}
+    assert ShapeChecks.fit([], gold).find_slip(gold["chinook-016"][0], gold["chinook-016"][1] + " LIMIT 1") \
+        == ("unordered_limit", gold["chinook-016"][1])
+    sampled = {**gold, "any": ("Question: Show any five tracks.", "SELECT Name FROM Track LIMIT 5")}
+    assert ShapeChecks.fit(runs, sampled).slips == {"extra_limit": 2}  # one train answer cuts unordered rows
     assert {e.question: e.clauses for e in checks.examples}[gold["chinook-030"][0]] == ("group_by",)
     assert len(checks.examples) == 4
 

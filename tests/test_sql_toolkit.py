@@ -180,3 +180,42 @@ def test_the_errors_a_small_model_repeats_say_what_to_change(kit: SchemaToolkit)
         run_query(sql="SELECT Title FROM Album ORDER BY COUNT(*) DESC LIMIT 1")
     with pytest.raises(QueryError, match=r"^SQL error: no such column: Nope$"):  # the rest as SQLite says it
         run_query(sql="SELECT Nope FROM Album")
+
+
+def test_a_missing_column_error_says_where_the_column_is(kit: SchemaToolkit) -> None:
+    run_query = tools(kit)["run_query"]
+    wrong_alias = "SELECT T2.Email FROM Customer AS T1 JOIN InvoiceLine AS T2 ON T1.CustomerId = T2.CustomerId"
+    with pytest.raises(QueryError, match=r"^SQL error: no such column: T2\.Email\n"
+                                         r"T2 is InvoiceLine, which has no column Email; Email is a column of "
+                                         r"Customer, Employee\.$"):
+        run_query(sql=wrong_alias)
+    with pytest.raises(QueryError, match=r"\nTotal is a column of Invoice: name that table in FROM or JOIN"):
+        run_query(sql="SELECT COUNT(*) FROM Customer WHERE total > 3")  # as the schema spells it
+    with pytest.raises(QueryError, match=r"\nNo table has a column MediaType; similar columns: "
+                                         r"MediaType\.MediaTypeId, Track\.MediaTypeId\.$"):
+        run_query(sql="SELECT COUNT(*) FROM Track WHERE MediaType = 1")
+    with pytest.raises(QueryError, match=r"\nX is not a table or alias of this query; Name is a column of Artist"):
+        run_query(sql="SELECT X.Name FROM Track")
+    with pytest.raises(QueryError, match=r"\nTrack has no column Composr; its columns: TrackId, Name, AlbumId, "
+                                         r"MediaTypeId, GenreId, Composer, Milliseconds, Bytes, UnitPrice\.$"):
+        run_query(sql="SELECT Track.Composr FROM Track")  # all of them: the one it needs may look nothing alike
+
+
+def test_column_hints_read_postgres_errors_double_quoted_values_and_unparseable_queries() -> None:
+    from agentkit.sql.hints import column_hint, missing_column
+
+    schema = {"Customer": ["CustomerId", "Country"], "Invoice": ["InvoiceId", "CustomerId", "Total"]}
+    assert missing_column('ERROR: column t2.total does not exist') == ("t2", "total")
+    assert missing_column("SQL error: no such table: Foo") is None
+    assert column_hint("SELECT t2.total FROM Customer t2", 'column t2.total does not exist', schema, "postgres") \
+        == "t2 is Customer, which has no column Total; Total is a column of Invoice."
+    assert column_hint('SELECT * FROM Customer WHERE Country = "Brazil"', "no such column: Brazil", schema) \
+        == "\"Brazil\" in double quotes is a column name; a text value is written in single quotes: 'Brazil'."
+    assert column_hint("SELECT T3.Total FROM Customer T2", "no such column: T3.Total", schema) \
+        == "T3 is not a table or alias of this query; Total is a column of Invoice."
+    assert column_hint("SELEC T2.Total FROM ((", "no such column: T2.Total", schema) is None  # unreadable here
+    # a CTE's or a subquery's columns are the query's own: nothing to say
+    assert column_hint("WITH t AS (SELECT 1 AS x) SELECT t.y FROM t", "no such column: t.y", schema) is None
+    assert column_hint("SELECT s.y FROM (SELECT 1) AS s", "no such column: s.y", schema) is None
+    assert column_hint("SELECT 1", "no such column: Nothing", schema) is None
+    assert column_hint("SELECT 1", "SQL error: near \"FROM\": syntax error", schema) is None

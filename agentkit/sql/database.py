@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.sql.guard import StatementRefused, check_statement
+from agentkit.sql.hints import column_hint
 from agentkit.sql.sqlite_safety import (  # noqa: F401  (re-exported: the SQLite connection lives there)
     MAX_VALUE_BYTES,
     BoundedConnection,
@@ -191,7 +192,13 @@ class Database:
         if max_rows < 0:
             raise QueryError("max_rows must be 0 or more")
         start = time.perf_counter()
-        got = self._execute(statement, max_rows, timeout_s)
+        try:
+            got = self._execute(statement, max_rows, timeout_s)
+        except QueryError as exc:
+            hint = column_hint(statement, str(exc), self.schema(), self.dialect)
+            if hint is None:
+                raise
+            raise QueryError(f"{exc}\n{hint}") from None
         return QueryResult(got.columns, got.rows, got.truncated, time.perf_counter() - start, statement, got.cut_bytes)
 
     def close(self) -> None:

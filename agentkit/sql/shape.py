@@ -1,18 +1,18 @@
 """Shape checks: the clauses answers to questions like this one had, learned from train tasks; a confirmed
 query with a slip the agent is known to make is fixed before it runs.
 
-A small model writes the right filter and then cuts the answer with a LIMIT nobody asked for. Told so in
-the instructions it does it anyway; sent back with its own query fixed ("Confirm this query: ... without
-the LIMIT"), the 0.5B model confirmed its LIMIT again, or wrote another one (tests/benchmarks/RESULTS.md).
-So the fix is applied, not asked for. `ShapeChecks` learns two things from the train split: which slips
-the agent makes (`SLIPS`: a clause its failed runs' confirmed queries had and the gold query had not, seen
-in enough runs: `Slip.min_runs`), and, for every train question, the clauses of its gold query. Attached to an
-agent (an `Extension` and a `Check`), it looks at the query of a `confirm_answer` call and at the train
-questions that share the most words with this one (or, for a slip no answer should ever show, such as a LIMIT
-without ORDER BY, at every train question): when the query shows a learned slip and none of their answers
-did, the query runs fixed (`Slip.fix`); the trajectory keeps the model's call and records the fix
-(`final_sql` and the reward read the query that ran, so a trainer fed such runs would credit the model's own
-tokens with the fix's reward: learn's rl plays its rollouts without checks).
+A small model writes the right filter and then cuts the answer with a LIMIT nobody asked for. Told so in the
+instructions it does it anyway; sent back with its own query fixed ("Confirm this query: ... without the
+LIMIT"), the 0.5B model confirmed its LIMIT again, or wrote another one (tests/benchmarks/RESULTS.md). So the
+fix is applied, not asked for. `ShapeChecks` learns two things from the train split: which slips the agent
+makes (`SLIPS`: a clause its failed runs' confirmed queries had and the gold query had not, seen in enough
+runs: `Slip.min_runs`, none for a slip every train answer votes on), and, for every train question, the
+clauses of its gold query. Attached to an agent (an `Extension` and a `Check`), it looks at the query of a
+`confirm_answer` call and at the train questions that share the most words with this one (or, for a slip no
+answer should ever show, such as a LIMIT without ORDER BY, at every train question): when the query shows a
+learned slip and none of their answers did, the query runs fixed (`Slip.fix`); the trajectory keeps the
+model's call and records the fix (`final_sql` and the reward read the query that ran, so a trainer fed such
+runs would credit the model's own tokens with the fix's reward: learn's rl plays its rollouts without checks).
 
 Which clauses a question needs is read from its wording (list, top, which one), not from one schema, so
 the checks carry to other databases: `tests/benchmarks/bench_shape_checks.py` counts, per learn seed, how
@@ -78,15 +78,17 @@ class Slip:
     has: bool  # whether the slip is having the clause (or lacking it)
     fix: Callable[[str], str | None]  # the query with the slip fixed, or None when it cannot be
     vote: str = "neighbours"  # whose gold answers must all lack the slip: the nearest train questions, or "all"
-    min_runs: int = 2  # failed train runs that must show it (one for a slip every train answer votes on)
+    min_runs: int = 2  # failed train runs that must show it (none for a slip every train answer votes on)
 
 
 SLIPS: dict[str, Slip] = {"extra_limit": Slip("limit", True, without_limit),
-                          "unordered_limit": Slip("unordered_limit", True, without_limit, vote="all", min_runs=1)}
+                          "unordered_limit": Slip("unordered_limit", True, without_limit, vote="all", min_runs=0)}
 """The slips checked for. An extra LIMIT is judged by the nearest train questions (a ranked question's answer
 has one); a LIMIT with no ORDER BY (arbitrary rows) by every train question: fixed only where no train answer
-cut its rows that way, so a user whose questions ask for "any five rows" keeps them. A missing GROUP BY was
-tried as advice (tests/benchmarks/RESULTS.md): the model did not add one when told, and "the highest value"
+cut its rows that way, so a user whose questions ask for "any five rows" keeps them. That vote is the evidence
+it needs: it is learned before any train run has slipped (`min_runs` 0: in one learn run none of 26 train runs
+did, and held-out and clinic answers then did), and not learned where the train answers outvote it. A missing
+GROUP BY was tried as advice (tests/benchmarks/RESULTS.md): the model did not add one when told, and "the highest value"
 questions read like ranked ones, so a right MAX() query was sent back; it has no mechanical fix."""
 
 
@@ -126,8 +128,8 @@ class ShapeChecks:
     def fit(cls, trajectories: Iterable[Trajectory], gold: Mapping[str, tuple[str, str]], *,
             min_slips: int | None = None) -> ShapeChecks:
         """Learn from scored train runs and `gold` (task id -> (question, gold SQL) of every train task):
-        the slips seen in enough failed runs (`Slip.min_runs`, or `min_slips` for all), and every train
-        question's gold clauses."""
+        the slips seen in enough failed runs (`Slip.min_runs`, or `min_slips` for all) that the train
+        answers do not outvote, and every train question's gold clauses."""
         seen: Counter[str] = Counter()
         for trajectory in trajectories:
             task_id = trajectory.task_id
@@ -139,8 +141,10 @@ class ShapeChecks:
                 if (slip.clause in mine) == slip.has and (slip.clause in theirs) != slip.has:
                     seen[name] += 1
         examples = [Example(q, tuple(sorted(clauses(sql)))) for q, sql in gold.values()]
-        return cls(examples, {s: n for s, n in sorted(seen.items())
-                              if n >= (SLIPS[s].min_runs if min_slips is None else min_slips)})
+        least = {name: slip.min_runs if min_slips is None else min_slips for name, slip in SLIPS.items()}
+        checks = cls(examples, {name: seen[name] for name in sorted(SLIPS) if seen[name] >= least[name]})
+        # a slip every train answer votes on, outvoted, could never act: not learned
+        return cls(examples, {name: n for name, n in checks.slips.items() if checks._unanimous.get(name, True)})
 
     def nearest(self, question: str) -> list[Example]:
         """The train questions sharing the most words with `question` (not itself; none sharing no word)."""

@@ -4,9 +4,9 @@
             skill and admitted (SkillLibrary). One step = one episode.
     notes   Mistake Notebook Learning: one batch of train tasks, notes from the failures, kept only if the
             re-answered batch wins more than it loses (MistakeNotebook.learn). One step = one batch.
-    checks  (SQL) the slips the failed train runs made (a LIMIT not asked for, a missing GROUP BY) and the
-            clauses of every train question's gold query; a confirmed query showing a slip that similar
-            questions' answers lack is sent back once (agentkit.sql.shape).
+    checks  (SQL) the slips the failed train runs made (a LIMIT not asked for) and the clauses of every
+            train question's gold query; a confirmed query showing a slip that similar questions' answers
+            lack (or every train answer lacks: a LIMIT with no ORDER BY) runs fixed (agentkit.sql.shape).
     repairs each failed call of the train runs next to a call that worked for its task (the reference call,
             e.g. the gold SQL, or a later call of a run that succeeded), shown to a call that fails the same
             way (agentkit.repairs).
@@ -459,7 +459,7 @@ class ChecksLearner(FittedLearner):
         return {"slips": progress.get("slips", {}), "episodes": progress.get("episodes", 0)}
 
     def learned_nothing(self) -> bool:
-        """No slip seen often enough: nothing is checked."""
+        """No slip to check: none seen often enough, or every one outvoted by the train answers."""
         return not self.checks.slips
 
 
