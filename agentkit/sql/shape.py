@@ -100,6 +100,11 @@ class Example:
     clauses: tuple[str, ...]
 
 
+def lacked_by_all(examples: list[Example], slip: Slip, at_least: int = NEIGHBOURS) -> bool:
+    """Whether every one of (at least `at_least`) train answers lacks `slip`: the vote of a slip judged by all."""
+    return len(examples) >= at_least and all((slip.clause in e.clauses) != slip.has for e in examples)
+
+
 class ShapeChecks:
     """Checks of a confirmed query's clauses against those of similar train questions (see the module).
 
@@ -120,8 +125,7 @@ class ShapeChecks:
         self.neighbours = neighbours
         self._words = [content_words(e.question) for e in self.examples]
         # a slip every train answer votes on has the same verdict for every question: read it once
-        self._unanimous = {name: len(self.examples) >= neighbours and
-                           all((SLIPS[name].clause in e.clauses) != SLIPS[name].has for e in self.examples)
+        self._unanimous = {name: lacked_by_all(self.examples, SLIPS[name], neighbours)
                            for name in self.slips if SLIPS[name].vote == "all"}
 
     @classmethod
@@ -142,9 +146,9 @@ class ShapeChecks:
                     seen[name] += 1
         examples = [Example(q, tuple(sorted(clauses(sql)))) for q, sql in gold.values()]
         least = {name: slip.min_runs if min_slips is None else min_slips for name, slip in SLIPS.items()}
-        checks = cls(examples, {name: seen[name] for name in sorted(SLIPS) if seen[name] >= least[name]})
         # a slip every train answer votes on, outvoted, could never act: not learned
-        return cls(examples, {name: n for name, n in checks.slips.items() if checks._unanimous.get(name, True)})
+        return cls(examples, {name: seen[name] for name, slip in sorted(SLIPS.items()) if seen[name] >= least[name]
+                              and (slip.vote != "all" or lacked_by_all(examples, slip))})
 
     def nearest(self, question: str) -> list[Example]:
         """The train questions sharing the most words with `question` (not itself; none sharing no word)."""
