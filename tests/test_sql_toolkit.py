@@ -199,6 +199,9 @@ def test_a_missing_column_error_says_where_the_column_is(kit: SchemaToolkit) -> 
     with pytest.raises(QueryError, match=r"\nTrack has no column Composr; its columns: TrackId, Name, AlbumId, "
                                          r"MediaTypeId, GenreId, Composer, Milliseconds, Bytes, UnitPrice\.$"):
         run_query(sql="SELECT Track.Composr FROM Track")  # all of them: the one it needs may look nothing alike
+    with pytest.raises(QueryError, match=r"\nInvoice is not in this query's FROM or JOIN; join it to use "
+                                         r"Invoice\.Total\.$"):
+        run_query(sql="SELECT Invoice.Total FROM Customer")
 
 
 def test_column_hints_read_postgres_errors_double_quoted_values_and_unparseable_queries() -> None:
@@ -218,4 +221,8 @@ def test_column_hints_read_postgres_errors_double_quoted_values_and_unparseable_
     assert column_hint("WITH t AS (SELECT 1 AS x) SELECT t.y FROM t", "no such column: t.y", schema) is None
     assert column_hint("SELECT s.y FROM (SELECT 1) AS s", "no such column: s.y", schema) is None
     assert column_hint("SELECT 1", "no such column: Nothing", schema) is None
+    # the table read has the column: the error is about scope, which the schema does not tell
+    assert column_hint("SELECT (SELECT i.Total) FROM Invoice i", "no such column: i.Total", schema) is None
+    assert column_hint("SELECT Invoice.Country FROM Customer", "no such column: Invoice.Country", schema) \
+        == "Invoice is not in this query's FROM or JOIN; Country is a column of Customer."
     assert column_hint("SELECT 1", "SQL error: near \"FROM\": syntax error", schema) is None

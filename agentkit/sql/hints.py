@@ -75,13 +75,17 @@ def column_hint(sql: str, error: str, schema: Mapping[str, Sequence[str]], diale
             return None  # unreadable here, or a CTE or subquery: its columns are the query's own
         table = named_in.get(qualifier.lower()) or tables.get(qualifier.lower())
         real = tables.get(table.lower()) if table else None
+        found_in = f"{column} is a column of {_listed(owners)}" if owners else ""
         if real is None:
-            where = f"; {column} is a column of {_listed(owners)}" if owners else ""
-            return f"{qualifier} is not a table or alias of this query{where}."
+            return f"{qualifier} is not a table or alias of this query" + (f"; {found_in}." if found_in else ".")
+        its_columns = f"its columns: {_listed(list(schema[real]), MAX_COLUMNS)}"
+        if qualifier.lower() not in named_in:  # a table the query does not read
+            where = f"join it to use {real}.{column}" if real in owners else found_in or its_columns
+            return f"{real} is not in this query's FROM or JOIN; {where}."
+        if real in owners:
+            return None  # the table has it: the error is about scope, which the schema does not tell
         named = real if qualifier.lower() == real.lower() else f"{qualifier} is {real}, which"
-        if owners:
-            return f"{named} has no column {column}; {column} is a column of {_listed(owners)}."
-        return f"{named} has no column {column}; its columns: {_listed(list(schema[real]), MAX_COLUMNS)}."
+        return f"{named} has no column {column}; {found_in or its_columns}."
     if owners:
         return f"{column} is a column of {_listed(owners)}: name that table in FROM or JOIN, or qualify the column."
     if re.search(rf'"{re.escape(column)}"', sql):
