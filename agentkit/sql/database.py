@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.sql.guard import StatementRefused, check_statement
-from agentkit.sql.hints import column_hint
+from agentkit.sql.hints import column_hint, missing_column
 from agentkit.sql.sqlite_safety import (  # noqa: F401  (re-exported: the SQLite connection lives there)
     MAX_VALUE_BYTES,
     BoundedConnection,
@@ -194,8 +194,8 @@ class Database:
         start = time.perf_counter()
         try:
             got = self._execute(statement, max_rows, timeout_s)
-        except QueryError as exc:
-            hint = column_hint(statement, str(exc), self.schema(), self.dialect)
+        except QueryError as exc:  # a missing column: say where it is (the schema is read only then)
+            hint = column_hint(statement, str(exc), self.schema(), self.dialect) if missing_column(str(exc)) else None
             if hint is None:
                 raise
             raise QueryError(f"{exc}\n{hint}") from None

@@ -101,7 +101,7 @@ class Example:
 
 
 def lacked_by_all(examples: list[Example], slip: Slip, at_least: int = NEIGHBOURS) -> bool:
-    """Whether every one of (at least `at_least`) train answers lacks `slip`: the vote of a slip judged by all."""
+    """Whether each of `examples` (at least `at_least` of them) lacks `slip`: the vote of the voters' gold answers."""
     return len(examples) >= at_least and all((slip.clause in e.clauses) != slip.has for e in examples)
 
 
@@ -171,7 +171,7 @@ class ShapeChecks:
                 agreed = self._unanimous[name]
             else:
                 near = self.nearest(question) if near is None else near
-                agreed = len(near) >= self.neighbours and all((slip.clause in e.clauses) != slip.has for e in near)
+                agreed = lacked_by_all(near, slip, self.neighbours)
             if agreed:
                 return name, fixed
         return None
