@@ -89,7 +89,8 @@ def evaluate(expression: str) -> int | float:
     except (RecursionError, MemoryError):
         raise CalculatorError("expression is nested too deeply") from None
     try:
-        return _eval(tree.body)
+        value: int | float = _eval(tree.body)
+        return value
     except ZeroDivisionError:
         raise CalculatorError("division by zero") from None
     except OverflowError:

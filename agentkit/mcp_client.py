@@ -206,7 +206,7 @@ class _Connection:
 
         argv = shlex.split(self.server) if isinstance(self.server, str) else list(self.server)
         params = StdioServerParameters(command=argv[0], args=argv[1:], env={**os.environ, **(self.env or {})},
-                                       cwd=self.cwd)
+                                       cwd=None if self.cwd is None else os.fspath(self.cwd))
         read, write = await stack.enter_async_context(stdio_client(params, errlog=self.stderr))
         return read, write
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -191,6 +191,36 @@ def _check_against_schema(name: str, schema: dict[str, Any], arguments: dict[str
     return dict(arguments)
 
 
+@overload
+def tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    phase: str | None = None,
+    final: bool = False,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    requires_approval: ApprovalRule = False,
+) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    phase: str | None = None,
+    final: bool = False,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    requires_approval: ApprovalRule = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     *,
@@ -202,7 +232,7 @@ def tool(
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     requires_approval: ApprovalRule = False,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a tool from a typed function with a docstring; usable bare (`@tool`) or with options.
 
     `read_only` marks tools safe for exploration; `phase` labels the model turn that calls it in the

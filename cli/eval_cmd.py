@@ -184,7 +184,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate agent configurations on a task set: results table (JSON, Markdown), trajectories, HTML."""
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
         from rich.table import Table
 
         from agentkit.evaluation import EvalConfig, evaluate, oracle_model, oracle_script_for
@@ -222,13 +222,17 @@ def register(app: typer.Typer) -> None:
         with Progress(*columns, console=console) as progress:
             for config in planner:
                 bar = progress.add_task(config, total=len(todo))
+
+                def advance(_result: Any, bar: TaskID = bar) -> None:
+                    progress.advance(bar)
+
                 build = agent_factory(config, environment, the_model, max_steps=max_steps, settings=settings,
                                       explore_steps=explore_steps, map_steps=map_steps, skills=skill_lib,
                                       notes=notebook, learned=learned, persist_priors=model != "oracle",
                                       refresh_priors=refresh_priors)
                 runs.append(evaluate(environment, EvalConfig(config, build), tasks=todo, concurrency=concurrency,
                                      log=out_dir / f"trajectories-{config}.jsonl",
-                                     on_result=lambda _r, bar=bar: progress.advance(bar)))
+                                     on_result=advance))
         paths = write_report(runs, out_dir, title=f"agentkit eval: {environment.name} · {model}")
 
         table = Table(title=f"{environment.name} · {model}")

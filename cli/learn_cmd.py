@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
                                heldout=held_env, heldout_fraction=heldout_fraction, validation=validation,
                                unseen=unseen, resume=resume, max_steps=max_steps, train_temperature=temperature,
                                max_tokens=max_tokens, notes_threshold=notes_threshold, concurrency=concurrency,
-                               notes_analyst=notes_analyst, on_event=show)
+                               notes_analyst="model" if notes_analyst == "model" else "environment", on_event=show)
             except (ValueError, FileExistsError, FileNotFoundError) as exc:
                 console.print(f"[red]error:[/red] {exc}")
                 raise typer.Exit(1) from exc

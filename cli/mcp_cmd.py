@@ -111,7 +111,7 @@ def build_server(library: SkillLibrary | None, notebook: MistakeNotebook | None,
                 raise ValueError(str(exc.args[0])) from None
 
         if writable:
-            from agentkit.memory.notebook import Note
+            from agentkit.memory.notes import Note
 
             @server.tool(annotations=write)
             def notes_add(subject: str, corrected_examples: list[str], correct_approach: str, mistake_summary: str,

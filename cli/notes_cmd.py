@@ -150,7 +150,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{len(book)} note(s) in {book.file}")
 
 
-def _sql_setup(tasks_file: Path, model: Any, db: str | None, max_steps: int, settings: Any) -> tuple[Any, Any, list]:
+def _sql_setup(tasks_file: Path, model: Any, db: str | None, max_steps: int,
+               settings: Any) -> tuple[Any, Any, list[Any]]:
     """A fresh SQL agent per task (its tools are the episode's), success = execution match."""
     from agentkit.environments.sql import CHINOOK_DB, SQLEnvironment
     from agentkit.sql import sql_agent
@@ -173,7 +174,7 @@ def _sql_setup(tasks_file: Path, model: Any, db: str | None, max_steps: int, set
 
 
 def _exact_setup(tasks_file: Path, model: Any, db: str | None, max_steps: int,
-                 settings: Any) -> tuple[Any, Any, list]:
+                 settings: Any) -> tuple[Any, Any, list[Any]]:
     """A plain agent; success = the answer equals the task's "expected" (or "answer"), ignoring case and spaces."""
     from agentkit import Agent
     from agentkit.memory.learn import as_tasks

@@ -44,12 +44,12 @@ def _quietly(load: Any) -> Any:
     except ImportError:  # pragma: no cover
         return load()
     was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
         return load()
     finally:
         if was_enabled:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 class Embedder:
@@ -132,7 +132,8 @@ class Embedder:
 
     def similarity(self, a: list[str] | str, b: list[str] | str) -> np.ndarray:
         """Cosine similarity matrix between two lists of texts, shape (len(a), len(b))."""
-        return self.embed(a) @ self.embed(b).T
+        similarity: np.ndarray = self.embed(a) @ self.embed(b).T
+        return similarity
 
     def __repr__(self) -> str:
         return f"Embedder({self.name!r})"

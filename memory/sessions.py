@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentkit.memory import agentkit_home
+from agentkit.home import agentkit_home
 from agentkit.messages import Message
 from agentkit.trajectory import NewerSchemaError
 

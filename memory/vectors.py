@@ -138,7 +138,8 @@ class VectorStore:
                 array = array[None, :]
         if array.shape[0] != len(texts):
             raise ValueError(f"{array.shape[0]} embeddings for {len(texts)} texts")
-        return array.tolist()
+        vectors: list[list[float]] = array.tolist()
+        return vectors
 
     def _write(self, method: str, ids: Sequence[str], texts: Sequence[str],
                metadatas: Sequence[dict[str, Any] | None] | None, embeddings: Any) -> None:

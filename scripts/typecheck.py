@@ -1,4 +1,4 @@
-"""`make lint`'s type check: mypy --strict over the files listed in pyproject's [tool.mypy] `files`.
+"""`make lint`'s type check: mypy --strict over pyproject's [tool.mypy] `files` (the whole package).
 
 The outer packages live in their own folders (`training/` is `agentkit.training`, see
 [tool.setuptools.package-dir]), which mypy cannot map from the source tree, so this builds a throw-away
@@ -33,7 +33,7 @@ def main() -> int:
                 os.symlink(entry, tree / entry.name)
         for name in OUTER:
             os.symlink(ROOT / name, tree / name)
-        mapped = [f if f.startswith("agentkit/") else f"agentkit/{f}" for f in files]
+        mapped = [f if f == "agentkit" or f.startswith("agentkit/") else f"agentkit/{f}" for f in files]
         done = subprocess.run(
             [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
              "--cache-dir", str(ROOT / ".mypy_cache"), *mapped],

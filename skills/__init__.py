@@ -15,8 +15,8 @@ require("numpy", "chromadb", "sentence_transformers", extra="memory", feature="t
 
 from agentkit.skills.cycle import SkillSettings
 from agentkit.skills.index import HnswSettings
-from agentkit.skills.library import Admission, Retrieved, SkillLibrary
-from agentkit.skills.model import DistilledSkill, NewerSchemaError, Skill, SkillFormatError
+from agentkit.skills.library import SkillLibrary
+from agentkit.skills.model import Admission, DistilledSkill, NewerSchemaError, Retrieved, Skill, SkillFormatError
 
 __all__ = [
     "Admission",

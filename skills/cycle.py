@@ -42,7 +42,8 @@ from agentkit.skills.select import parse_query, parse_ranking
 
 if TYPE_CHECKING:
     from agentkit.extensions import RunContext
-    from agentkit.skills.library import Retrieved, SkillLibrary
+    from agentkit.skills.library import SkillLibrary
+    from agentkit.skills.model import Retrieved
     from agentkit.trajectory import Trajectory
 
 

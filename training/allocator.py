@@ -40,7 +40,7 @@ def keep_freed_memory() -> bool:
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    _applied = mallopt(_M_MMAP_MAX, 0) == 1 and mallopt(_M_TRIM_THRESHOLD, 2**31 - 1) == 1
+    _applied = bool(mallopt(_M_MMAP_MAX, 0) == 1 and mallopt(_M_TRIM_THRESHOLD, 2**31 - 1) == 1)
     if _applied:
         log.debug("malloc: mmap serving off, trim threshold 2 GiB (freed memory is reused)")
     return _applied

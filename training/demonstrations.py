@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal, Protocol
 
-from agentkit.agent import Agent
+from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
 from agentkit.messages import Message, Usage
 from agentkit.models.chat_format import END_OF_TURN, to_message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, TokenRecord, ToolSpecs
@@ -138,9 +138,8 @@ def demonstration_trajectory(model: Renderer, tools: Sequence[dict[str, Any]], m
     if not messages or messages[0].role != "user":
         raise ValueError("a demonstration starts with the user's message")
     replies = [m for m in messages[1:] if m.role == "assistant"]
-    options = {"instructions": instructions} if instructions is not None else {}
     agent = Agent(Demonstrator(model, replies, calls=calls), written_tools(tools, messages, final),
-                  max_steps=len(replies), **options)
+                  max_steps=len(replies), instructions=DEFAULT_INSTRUCTIONS if instructions is None else instructions)
     trajectory = agent.run(messages[0].content).trajectory
     # e.g. a call the tools refused (unknown, bad arguments), or a last call that did not finish the run
     if _steps(trajectory.messages) != _steps(messages) or trajectory.stop_reason != "final":

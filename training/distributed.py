@@ -176,7 +176,7 @@ def load_full_state(model: nn.Module, optimizer: torch.optim.Optimizer, weights:
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict, set_optimizer_state_dict
 
     options = StateDictOptions(full_state_dict=True, strict=False)
-    set_model_state_dict(model, weights, options=options)
+    set_model_state_dict(model, dict(weights), options=options)
     set_optimizer_state_dict(model, optimizer, optimizer_state, options=options)
 
 

@@ -16,7 +16,7 @@ and ∂z/∂(W h) = 1/T.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
@@ -29,7 +29,7 @@ class SelectedLogProbs(torch.autograd.Function):
     """(hidden [N, H], weight [V, H], targets [N], inv_temp [N]) → (logp [N], entropy [N]), chunked."""
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, inv_temp: torch.Tensor,
         chunk: int, with_entropy: bool,
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -51,7 +51,7 @@ class SelectedLogProbs(torch.autograd.Function):
         return logp, ent
 
     @staticmethod
-    def backward(ctx: Any, g_logp: torch.Tensor, g_ent: torch.Tensor) -> tuple[Any, ...]:  # type: ignore[override]
+    def backward(ctx: Any, g_logp: torch.Tensor, g_ent: torch.Tensor) -> tuple[Any, ...]:
         """The gradient of the selected log-probs, recomputed chunk by chunk."""
         hidden, weight, targets, inv_temp, ent = ctx.saved_tensors
         need_h, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
@@ -100,7 +100,9 @@ def selected_logprobs(
         temperatures = torch.full((hidden.shape[0],), float(temperatures), device=hidden.device)
     inv_temp = (1.0 / temperatures.float()).to(hidden.device)
     with torch.autocast(hidden.device.type, enabled=False):  # log-probs in fp32 even under bf16 autocast
-        return SelectedLogProbs.apply(hidden, weight, targets, inv_temp, max(1, int(chunk)), with_entropy)
+        logp, ent = SelectedLogProbs.apply(  # type: ignore[no-untyped-call]
+            hidden, weight, targets, inv_temp, max(1, int(chunk)), with_entropy)
+    return logp, ent
 
 
 def naive_logprobs(
@@ -118,9 +120,15 @@ def naive_logprobs(
 # -- the model side ---------------------------------------------------------------------------------
 
 
+def _unwrapped(model: nn.Module) -> Any:
+    """The Transformers model inside a peft wrapper, or `model` itself."""
+    base_model = getattr(model, "get_base_model", None)
+    return base_model() if callable(base_model) else model
+
+
 def causal_lm_parts(model: nn.Module) -> tuple[nn.Module, nn.Module]:
     """(decoder returning hidden states, output layer) of a Transformers causal LM, peft-wrapped or not."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base = _unwrapped(model)
     decoder = base.get_decoder() if hasattr(base, "get_decoder") else getattr(base, "model", None)
     head = base.get_output_embeddings()
     if decoder is None or head is None:
@@ -181,9 +189,9 @@ def sequence_logprobs(
         out = decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
         hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
         h = hidden[batch.rows, batch.cols]
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    base = _unwrapped(model)
     if _fused_ok(base, head):
-        return selected_logprobs(h, head.weight, batch.targets, batch.temperatures, chunk=chunk,
+        return selected_logprobs(h, cast(torch.Tensor, head.weight), batch.targets, batch.temperatures, chunk=chunk,
                                  with_entropy=with_entropy)
     # Output layers the fused path does not cover (bias, soft-capping): chunked, logits kept for backward.
     pieces = [naive_logprobs(_head_logits(base, head, h[s : s + chunk]), batch.targets[s : s + chunk],
@@ -192,8 +200,8 @@ def sequence_logprobs(
 
 
 def _head_logits(model: nn.Module, head: nn.Module, h: torch.Tensor) -> torch.Tensor:
-    logits = head(h).float()
-    cfg = model.config
+    logits: torch.Tensor = head(h).float()
+    cfg: Any = model.config
     if getattr(cfg, "logit_scale", None) not in (None, 1.0):
         logits = logits * cfg.logit_scale
     cap = getattr(cfg, "final_logit_softcapping", None)
@@ -228,7 +236,7 @@ def _shared_prompt_hidden(decoder: nn.Module, batch: PackedBatch) -> torch.Tenso
             cache = DynamicCache(config=getattr(decoder, "config", None))
             decoder(input_ids=batch.input_ids[rows_t[:1], :n], past_key_values=cache, use_cache=True)
             for layer in cache.layers:
-                layer.batch_repeat_interleave(len(rows))
+                cast(Any, layer).batch_repeat_interleave(len(rows))  # the attention layers' caches have it
         suffix = batch.input_ids[rows_t, n:width]
         attn = batch.attention_mask[rows_t, :width]
         positions = torch.arange(n, width, device=suffix.device).expand(len(rows), -1)

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.records import POLICY, PolicyRecord
 from agentkit.training import distributed as dist
-from agentkit.training.credit import group_id, informative_groups
+from agentkit.training.advantages import group_id
+from agentkit.training.credit import informative_groups
 from agentkit.training.rollout import LocalRollout, SnapshotRollout
 from agentkit.training.steps import permutation, progress
 from agentkit.trajectory import Trajectory, append_jsonl

@@ -23,7 +23,7 @@ KV-cached decode loop), used by benchmarks and by engines that batch.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import torch
 from torch import nn
@@ -55,7 +55,8 @@ class LocalRollout:
 
     def model(self) -> Model:
         """The local model that samples with the weights being trained."""
-        return self._model
+        model: Model = self._model
+        return model
 
     def sync(self, policy: nn.Module, step: int) -> None:
         """Nothing to copy: the module is shared. The LocalModel drops its KV cache by itself when it
@@ -101,7 +102,7 @@ def sample_completions(
     out = module(input_ids=ids, attention_mask=attn, position_ids=positions, past_key_values=cache, use_cache=True,
                  logits_to_keep=1)
     for layer in cache.layers:
-        layer.batch_repeat_interleave(n)
+        cast(Any, layer).batch_repeat_interleave(n)  # the attention layers' caches have it
     logits = out.logits[:, -1, :].repeat_interleave(n, dim=0)
     attn = attn.repeat_interleave(n, dim=0)
     positions = positions.repeat_interleave(n, dim=0)

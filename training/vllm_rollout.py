@@ -246,7 +246,7 @@ class VLLMRollout:
             self.admin.unload_lora_adapter(previous)
 
     def _check_listed(self, name: str, folder: Path) -> None:
-        entries = {entry.get("id"): entry for entry in self.admin.models()}
+        entries = {str(entry.get("id")): entry for entry in self.admin.models()}
         if name not in entries:
             raise AdapterNotApplied(f"adapter {name!r} was loaded but /v1/models does not list it: {sorted(entries)}")
         root = entries[name].get("root")

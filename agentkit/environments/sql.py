@@ -259,6 +259,8 @@ class SQLEnvironment:
     def database(self, task: Task) -> Database:
         """The (shared, read-only) database of `task`."""
         target = task.data.get("db") or self._default_db
+        if target is None:
+            raise ValueError(f"task {task.id!r} names no database (a 'db' field) and the environment has none (db=)")
         if isinstance(target, Database):
             return target
         key = str(target)

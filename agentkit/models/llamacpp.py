@@ -249,7 +249,8 @@ class LlamaCppModel:
         meta = self.llm.metadata
         self.chat_template: str | None = meta.get("tokenizer.chat_template")
         self.text_tools = not has_native_tools(self.chat_template) if text_tools is None else text_tools
-        self._special = {"bos_token": self._piece(self.llm.token_bos()), "eos_token": self._piece(self.llm.token_eos())}
+        self._special: dict[str, Any] = {"bos_token": self._piece(self.llm.token_bos()),
+                                         "eos_token": self._piece(self.llm.token_eos())}
         self._n_vocab = self.llm.n_vocab()
         self._stop_ids = self._find_stop_ids()
         self._free = threading.Condition()
@@ -339,7 +340,8 @@ class LlamaCppModel:
 
     def detokenize(self, ids: Sequence[int]) -> str:
         """Text of token ids, special tokens written out."""
-        return self.llm.detokenize(list(ids), special=True).decode("utf-8", errors="replace")
+        text: str = self.llm.detokenize(list(ids), special=True).decode("utf-8", errors="replace")
+        return text
 
     # -- slots ------------------------------------------------------------------------------------
     @contextmanager

@@ -154,7 +154,7 @@ class LocalModel:
             offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
             hint = " (HF_HUB_OFFLINE is set: only models already in the local cache load)" if offline else ""
             raise ModelConfigError(f"could not load local model {spec!r}{hint}: {exc}") from exc
-        model.eval()
+        model.train(False)  # inference mode (what .eval() does)
         return cls(model, tokenizer, **options)
 
     # -- the Model protocol -----------------------------------------------------------------------
@@ -202,7 +202,8 @@ class LocalModel:
             kwargs["tools"] = list(tools)
         if not getattr(self.tokenizer, "chat_template", None):
             kwargs["chat_template"] = CHATML_FALLBACK
-        return self.tokenizer.apply_chat_template(chat, **kwargs)
+        text: str = self.tokenizer.apply_chat_template(chat, **kwargs)
+        return text
 
     def reset_cache(self) -> None:
         """Forget the KV cache of the previous call."""
@@ -309,7 +310,8 @@ class LocalModel:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def _detok(self, ids: list[int]) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        text: str = self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        return text
 
     def _device(self) -> Any:
         return next(self.model.parameters()).device

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from agentkit.jsontext import lenient_json
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models.protocol import (
     GenerationSettings,
@@ -31,7 +32,6 @@ from agentkit.models.protocol import (
 from agentkit.toolcall_text import (
     choice_reminder,
     choice_satisfied,
-    lenient_json,
     parse_tool_calls,
     tool_choice_kind,
     tools_for_choice,
@@ -106,8 +106,8 @@ def callable_tools(tools: ToolSpecs, settings: GenerationSettings) -> ToolSpecs:
     return () if tool_choice_kind(settings.tool_choice) == "none" else tools
 
 
-def generate_with_choice(generate_once: Any, messages: Sequence[Message], tools: ToolSpecs,
-                         settings: GenerationSettings) -> ModelResponse:
+def generate_with_choice(generate_once: Callable[..., ModelResponse], messages: Sequence[Message],
+                         tools: ToolSpecs, settings: GenerationSettings) -> ModelResponse:
     """The text protocol's `tool_choice`: offer only the tools the choice allows, and when a reply must call
     a tool but does not, re-ask once with a reminder (the second reply is returned, usage summed)."""
     offered = tools_for_choice(list(tools), settings.tool_choice)

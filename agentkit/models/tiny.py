@@ -51,7 +51,7 @@ def tiny_llama(seed: int = 0, hidden: int = 64, layers: int = 2, heads: int = 4,
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = LlamaForCausalLM(config)
-    model.eval()
+    model.train(False)  # inference mode (what .eval() does)
     return model, tokenizer
 
 

@@ -79,12 +79,14 @@ class VLLMAdmin:
         """POST /tokenize: `{"messages": [...], "add_generation_prompt": ..., "tools": [...]}` (the chat template
         applied by the server) or `{"prompt": TEXT}`; the answer has `tokens` and `max_model_len`."""
         _, body = self._request("POST", f"{self.root_url}/tokenize", payload)
-        return json.loads(body)
+        answer: dict[str, Any] = json.loads(body)
+        return answer
 
     def chat(self, payload: dict[str, Any]) -> dict[str, Any]:
         """A raw `/v1/chat/completions` call (for probes that need fields the Model protocol hides)."""
         _, body = self._request("POST", f"{self.base_url}/chat/completions", payload)
-        return json.loads(body)
+        answer: dict[str, Any] = json.loads(body)
+        return answer
 
 
 def _error_message(body: bytes) -> str:

@@ -135,7 +135,7 @@ class VLLMServer:
         self.process: subprocess.Popen[bytes] | None = None
         self._lifeline: int | None = None  # the write end of the watchdog's pipe
         self.watchdog_grace = 30.0  # seconds between the watchdog's SIGTERM and SIGKILL
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[..., Any] | None = None
         self._log_file: Any = None
         self.admin = VLLMAdmin(plan.base_url, plan.api_key)
 

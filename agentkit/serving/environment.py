@@ -122,6 +122,14 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def _json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in `path` (a config file), or a clear error when it holds something else."""
+    value = json.loads(path.read_text())
+    if not isinstance(value, dict):
+        raise UnsupportedServeConfig(f"{path} does not hold a JSON object (a model config)")
+    return value
+
+
 def read_model_config(model: str, cache_dir: str | Path | None = None) -> dict[str, Any]:
     """The model's config.json from a local directory or the Hugging Face cache; never downloads."""
     path = Path(model).expanduser()
@@ -129,14 +137,14 @@ def read_model_config(model: str, cache_dir: str | Path | None = None) -> dict[s
         config = path / "config.json"
         if not config.is_file():
             raise UnsupportedServeConfig(f"{path} has no config.json: is it a Hugging Face model directory?")
-        return json.loads(config.read_text())
+        return _json_object(config)
     if path.suffix == ".json" and path.is_file():
-        return json.loads(path.read_text())
+        return _json_object(path)
     from huggingface_hub import try_to_load_from_cache
 
     cached = try_to_load_from_cache(model, "config.json", cache_dir=cache_dir)
     if isinstance(cached, str):
-        return json.loads(Path(cached).read_text())
+        return _json_object(Path(cached))
     raise UnsupportedServeConfig(
         f"no config.json for {model!r} here (not a local directory, not in the Hugging Face cache). "
         f"Fetch it first, e.g. `huggingface-cli download {model} config.json`, or pass a local directory"

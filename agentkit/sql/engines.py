@@ -23,11 +23,11 @@ from agentkit.sql.database import (
     QueryError,
     TableInfo,
     _explain_sqlite_error,
-    connect_sqlite_read_only,
     fetch_bounded,
     interrupt_at,
     sqlite_identity,
 )
+from agentkit.sql.sqlite_safety import connect_sqlite_read_only
 
 _READ_ONLY_TRANSACTION = {"postgresql", "mysql", "mariadb", "oracle"}
 

@@ -63,7 +63,7 @@ def values_equal(a: Any, b: Any) -> bool:
     a, b = _norm(a), _norm(b)
     if isinstance(a, int | float) and isinstance(b, int | float):
         return math.isclose(float(a), float(b), rel_tol=REL_TOL, abs_tol=ABS_TOL)
-    return a == b
+    return bool(a == b)
 
 
 def results_match(predicted: Sequence[Sequence[Any]], gold: Sequence[Sequence[Any]], *, ordered: bool = False) -> bool:
@@ -129,8 +129,9 @@ def gold_schema_items(sql: str, schema: dict[str, list[str]] | None = None, dial
     except sqlglot.errors.ParseError as exc:
         raise ValueError(f"cannot parse the SQL to find its tables and columns: {exc}") from None
     lowered = {t.lower(): {c.lower(): "TEXT" for c in cols} for t, cols in (schema or {}).items()}
+    as_schema: dict[str, object] = dict(lowered)  # sqlglot's mapping type: table -> {column: type}
     try:
-        tree = qualify(tree, schema=lowered or None, dialect=dialect, validate_qualify_columns=False,
+        tree = qualify(tree, schema=as_schema or None, dialect=dialect, validate_qualify_columns=False,
                        quote_identifiers=False)
     except Exception:
         tree = sqlglot.parse_one(sql, read=dialect)

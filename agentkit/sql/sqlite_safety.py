@@ -174,7 +174,7 @@ def install_bounded_functions(conn: sqlite3.Connection) -> Budget:
             return value
         if isinstance(value, bytes):
             return value.decode("utf-8", "replace")
-        return native.execute("SELECT CAST(? AS TEXT)", (value,)).fetchone()[0]
+        return str(native.execute("SELECT CAST(? AS TEXT)", (value,)).fetchone()[0])
 
     def bounded_printf(*args: Any) -> Any:
         budget.check()

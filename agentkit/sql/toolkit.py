@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,7 +139,7 @@ class SchemaToolkit(Toolkit):
         return self.db.query(sql, max_rows=self.max_rows, timeout_s=self.timeout_s)
 
     def check_proposal(self, tables: Sequence[str],
-                       columns: dict[str, Sequence[str]] | Sequence[str] | None = None,
+                       columns: Mapping[str, Sequence[str]] | Sequence[str] | None = None,
                        joins: Sequence[str | dict[str, str]] | None = None) -> SchemaProposal:
         """Check a proposed schema subset against the real schema; unknown names are flagged, not dropped."""
         out = SchemaProposal()
@@ -171,7 +171,7 @@ class SchemaToolkit(Toolkit):
 
         for t in tables:
             add_table(str(t))
-        pairs = columns.items() if isinstance(columns, dict) else [("", columns or [])]
+        pairs = columns.items() if isinstance(columns, Mapping) else [("", columns or [])]
         for t, cols in pairs:
             for c in cols if isinstance(cols, list | tuple) else [cols]:
                 c = str(c)
@@ -247,7 +247,8 @@ class SchemaToolkit(Toolkit):
                     doc = f"{' '.join(name_tokens(c.name))} of {' '.join(name_tokens(t))}"
                     index.append((t, c.name, f"{doc}: {c.comment}" if c.comment else doc))
             self.db.cache["column_index"] = index
-        return self.db.cache["column_index"]
+        cached: list[tuple[str, str, str]] = self.db.cache["column_index"]
+        return cached
 
     # -- the tools ----------------------------------------------------------------------------------
     def _build(self) -> list[Tool]:

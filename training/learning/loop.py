@@ -35,7 +35,8 @@ from typing import Any
 
 from agentkit.environments.base import Environment, Task
 from agentkit.evaluation import EvalConfig, evaluate
-from agentkit.memory.notebook import DEFAULT_THRESHOLD, atomic_write
+from agentkit.files import atomic_write
+from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
@@ -281,7 +282,7 @@ def validation_verdict(method: str, trial: Score, without: Score, runs: Path) ->
         return (f"{method} set aside: with it the agent solved {trial.successes} of {trial.tasks} validation tasks, "
                 f"{without.successes} without" + (" (a method that changes every run must solve more to be kept)"
                                                   if trial.successes == without.successes else ""))
-    acted = {t.task_id for t in read_jsonl([runs]) if t.extras.get(record)} if runs.exists() else set()
+    acted = {t.task_id for t in read_jsonl([runs]) if t.task_id and t.extras.get(record)} if runs.exists() else set()
     won = sum(1 for t in acted if trial.per_task.get(t) and not without.per_task.get(t))
     lost = sum(1 for t in acted if without.per_task.get(t) and not trial.per_task.get(t))
     if lost <= won:
@@ -327,7 +328,7 @@ def _open_state(out: Path, config: dict[str, Any], resume: bool) -> dict[str, An
     if resume:
         if not path.exists():
             raise FileNotFoundError(f"nothing to resume: {path} does not exist (start without --resume)")
-        state = json.loads(path.read_text())
+        state: dict[str, Any] = json.loads(path.read_text())
         state.get("config", {}).setdefault("validation", [])  # runs started before validation existed
         state.setdefault("set_aside", {})
         if state.get("config") != config:

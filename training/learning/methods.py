@@ -72,7 +72,7 @@ class MeteredModel:
     def generate(self, messages: Sequence[Message], tools: ToolSpecs = (),
                  settings: GenerationSettings | None = None) -> ModelResponse:
         """The inner model's reply, its tokens counted."""
-        response = self.inner.generate(messages, tools, settings)
+        response: ModelResponse = self.inner.generate(messages, tools, settings)
         self._count(response)
         return response
 
@@ -139,7 +139,7 @@ class LearnContext:
             progress["cursor"] = 0
         order = list(range(n))
         random.Random(self.seed * 1_000_003 + progress.get("epoch", 0)).shuffle(order)
-        task = self.train[order[progress.get("cursor", 0)]]
+        task: Task = self.train[order[progress.get("cursor", 0)]]
         progress["cursor"] = progress.get("cursor", 0) + 1
         return task
 
@@ -469,7 +469,7 @@ def default_rl_config(env: Environment, seed: int, max_turns: int, max_new_token
     as the evaluations' (turns and tokens per reply)."""
     from agentkit.training.config import TrainConfig
 
-    algo = "dual-track" if getattr(env, "name", "").startswith("sql") else "grpo"
+    algo: Literal["dual-track", "grpo"] = "dual-track" if getattr(env, "name", "").startswith("sql") else "grpo"
     return TrainConfig(algo=algo, group_size=4, tasks_per_step=1, groups_per_step=1, lr=5e-5, kl_coef=0.0,
                        max_new_tokens=max_new_tokens or 256, max_turns=max_turns, temperature=1.0, save_every=1,
                        keep_checkpoints=1, progress=False, seed=seed, max_steps=10**9)
