@@ -221,19 +221,9 @@ def tool(
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
-def tool(
-    fn: Callable[..., Any] | None = None,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    phase: str | None = None,
-    final: bool = False,
-    timeout_s: float | None = DEFAULT_TIMEOUT_S,
-    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
-    requires_approval: ApprovalRule = False,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a tool from a typed function with a docstring; usable bare (`@tool`) or with options.
+def tool(fn: Callable[..., Any] | None = None, **options: Any) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a tool from a typed function with a docstring; usable bare (`@tool`) or with options (those of
+    `Tool`, typed in the overloads above).
 
     `read_only` marks tools safe for exploration; `phase` labels the model turn that calls it in the
     trajectory; `final=True` ends the run with the tool's output as the answer (an agent with such a tool
@@ -243,17 +233,7 @@ def tool(
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool(
-            f,
-            name=name,
-            description=description,
-            read_only=read_only,
-            phase=phase,
-            final=final,
-            timeout_s=timeout_s,
-            max_output_chars=max_output_chars,
-            requires_approval=requires_approval,
-        )
+        return Tool(f, **options)
 
     return wrap(fn) if fn is not None else wrap
 
