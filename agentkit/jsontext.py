@@ -106,7 +106,8 @@ def lenient_json(text: str) -> Any:
 
 
 def _candidates(text: str) -> list[str]:
-    """The text itself, its outermost {...}/[...] span, and that span with missing closers added."""
+    """The text itself, its outermost {...}/[...] span, that span with missing closers added, and with doubled
+    outer braces undoubled."""
     out = [text]
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
@@ -120,6 +121,9 @@ def _candidates(text: str) -> list[str]:
     trimmed = _STRAY_TAIL.sub("", text[start:])
     if trimmed != text[start:]:
         out.append(_close_brackets(trimmed))
+    # Doubled outer braces, as in a template's escaping ({{"name": ...}}): drop the outer pair, then close.
+    if text[start:].startswith("{{") and end > start + 1:
+        out.append(_close_brackets(text[start + 1 : end]))
     return out
 
 

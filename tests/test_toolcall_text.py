@@ -66,6 +66,8 @@ CORPUS: list[tuple[str, list[tuple[str, dict]], bool]] = [
     ('<tool_call>{"name": "final_answer", "arguments": {"answer": "Paris"}}</tool_call>',
      [("final_answer", {"answer": "Paris"})], False),
     ('<tool_call>{"name": "add", "arguments": {"a": 1}, "id": "c1"}</tool_call>', [("add", {"a": 1})], False),
+    # Doubled outer braces, as a template escapes them (Qwen2.5-Coder-1.5B writes this for a first call).
+    ('<tool_call>{{"name": "add", "arguments": {"a": 1, "b": 2}}}</tool_call>', [("add", {"a": 1, "b": 2})], False),
     # Unreadable calls become errors the model can act on.
     ("<tool_call>this is not json at all</tool_call>", [], True),
     ("<tool_call></tool_call>", [], True),
@@ -119,6 +121,7 @@ def test_lenient_json_repairs() -> None:
     assert lenient_json('prefix {"a": [1, 2} suffix') is None or isinstance(lenient_json('{"a": [1, 2'), dict)
     assert lenient_json('{"a": [1, 2') == {"a": [1, 2]}
     assert lenient_json("no json") is None
+    assert lenient_json('{{"a": 1}}') == {"a": 1} and lenient_json("{{") is None
 
 
 @settings(max_examples=400, deadline=None)
