@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8, help="conversations per optimiser step")
     parser.add_argument("--micro-batch", type=int, default=4, help="conversations per forward pass")
     parser.add_argument("--checkpointing", action="store_true",
-                        help="gradient checkpointing: less memory, about a third more compute (for the 1.5B)")
+                        help="gradient checkpointing: activations recomputed in the backward pass (for the 1.5B)")
     parser.add_argument("--lr", type=float, default=2e-4)
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)

@@ -22,8 +22,14 @@ from agentkit.models.embedded_adapters import (
 )
 
 TOOLS = EMBEDDED_ADAPTERS["qwen2.5-coder-0.5b-tools"]
-QWEN_ON_LLAMA = importlib.util.find_spec("llama_cpp") is not None and all(
-    importlib.util.find_spec(p.package) is not None for p in EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts)
+
+
+def _runs_on_llama(base: str) -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None and all(
+        importlib.util.find_spec(p.package) is not None for p in EMBEDDED_MODELS[base].parts)
+
+
+QWEN_ON_LLAMA = _runs_on_llama("qwen2.5-coder-0.5b")
 
 
 def test_default_names_the_tool_adapter_and_the_base_name_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -88,26 +94,24 @@ def test_a_damaged_home_copy_is_replaced_from_the_package(tmp_path: Path, monkey
     assert {name: (folder / name).read_bytes() for name in peft_files} == good
 
 
-@pytest.mark.skipif(not QWEN_ON_LLAMA, reason="needs llama-cpp-python and the Qwen parts")
-def test_local_default_runs_the_adapter_and_the_base_name_does_not() -> None:
-    default = resolve_model("local:default")
-    bare = resolve_model("local:qwen2.5-coder-0.5b")
-    assert default.adapter == builtin_adapter("default") and default.lora is not None  # type: ignore[attr-defined]
+@pytest.mark.parametrize("spec", EMBEDDED_ADAPTERS.values(), ids=lambda spec: spec.key)
+def test_an_adapter_name_runs_its_adapter_on_the_base_gguf_and_the_base_name_none(spec: EmbeddedAdapter) -> None:
+    if not _runs_on_llama(spec.base):
+        pytest.skip(f"needs llama-cpp-python and the {spec.base} parts")
+    tuned = resolve_model(f"local:{spec.key}")
+    bare = resolve_model(f"local:{spec.base}")
+    assert tuned.adapter == builtin_adapter(spec.key) and tuned.lora is not None  # type: ignore[attr-defined]
     assert bare.adapter is None and bare.lora is None  # type: ignore[attr-defined]
-    assert default.model_path == bare.model_path  # type: ignore[attr-defined]  # one GGUF, shared
+    assert tuned.model_path == bare.model_path  # type: ignore[attr-defined]  # one GGUF, shared
+
+
+@pytest.mark.skipif(not QWEN_ON_LLAMA, reason="needs llama-cpp-python and the Qwen parts")
+def test_local_default_runs_the_default_adapter_or_the_one_given() -> None:
+    default = resolve_model("local:default")
+    assert default.adapter == builtin_adapter("qwen2.5-coder-0.5b-tools") != builtin_adapter(  # type: ignore[attr-defined]
+        "qwen2.5-coder-1.5b-tools")
     other = resolve_model(f"local:default+{builtin_adapter('default')}")
     assert other.adapter == builtin_adapter("default")  # type: ignore[attr-defined]
-
-
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or not all(
-    importlib.util.find_spec(p.package) for p in EMBEDDED_MODELS["qwen2.5-coder-1.5b"].parts),
-    reason="needs llama-cpp-python and the opt-in 1.5B parts (make model-1.5b)")
-def test_the_opt_in_1_5b_tools_runs_its_own_adapter_on_the_1_5b_base() -> None:
-    tools = resolve_model("local:qwen2.5-coder-1.5b-tools")
-    bare = resolve_model("local:qwen2.5-coder-1.5b")
-    assert tools.adapter == builtin_adapter("qwen2.5-coder-1.5b-tools") != builtin_adapter("default")  # type: ignore[attr-defined]
-    assert tools.lora is not None and bare.lora is None  # type: ignore[attr-defined]
-    assert tools.model_path == bare.model_path  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow

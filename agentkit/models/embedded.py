@@ -9,7 +9,7 @@
 The 1.5B model is not installed by `make setup` (1.1 GB; `make model-1.5b` installs it). Bare, it solves more SQL
 tasks and tells look-alike tools apart better than the default, but calls tools where none is needed; with its
 tool LoRA (`qwen2.5-coder-1.5b-tools`) it is the most capable embedded agent, at about 1.7 times the default's
-time per request and 2.8 times its memory (tests/benchmarks/RESULTS.md).
+time per request and about three times its memory (tests/benchmarks/RESULTS.md).
 
 `default` (and `qwen2.5-coder-0.5b-tools`) is the 0.5B GGUF with the tool LoRA shipped in agentkit on top, and
 `qwen2.5-coder-1.5b-tools` the 1.5B GGUF with its own (`embedded_adapters`); here, as GGUFs, they are the base files.
