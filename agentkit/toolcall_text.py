@@ -281,7 +281,8 @@ def tools_for_choice(tools: list[dict[str, Any]], choice: str | None) -> list[di
 def forced_prefix(choice: str | None, tools: Sequence[dict[str, Any]] = ()) -> str:
     """Text that begins the reply so it must be a call: `<tool_call>` for "required"; for a name, the call up to
     its arguments' opening brace, and, when `tools` gives the named tool's schema, up to the value of its first
-    required argument (a small model handed only the brace tends to close it at once)."""
+    required argument (a small model handed only the brace tends to close it at once), with the opening quote
+    when that value is a string (a small model that had just answered 2328.6 in text wrote `"sql": 2328.6`)."""
     kind = tool_choice_kind(choice)
     if kind == "required":
         return OPEN_TAG
@@ -291,6 +292,9 @@ def forced_prefix(choice: str | None, tools: Sequence[dict[str, Any]] = ()) -> s
         required = (spec or {}).get("parameters", {}).get("required") or []
         if required and isinstance(required[0], str):
             prefix += json.dumps(required[0]) + ": "
+            schema = (spec or {}).get("parameters", {}).get("properties", {}).get(required[0])
+            if isinstance(schema, dict) and schema.get("type") == "string":
+                prefix += '"'
         return prefix
     return ""
 

@@ -143,7 +143,7 @@ def test_run_on_the_embedded_model_answers_a_question() -> None:
 def _qwen_on_llama() -> bool:
     from agentkit.models.embedded import EMBEDDED_MODELS
 
-    parts = EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts
+    parts = EMBEDDED_MODELS["qwen2.5-coder-1.5b"].parts  # local:default's base
     return importlib.util.find_spec("llama_cpp") is not None and all(
         importlib.util.find_spec(p.package) is not None for p in parts)
 

@@ -39,7 +39,7 @@ def conversation() -> list[Message]:
             Message.assistant("Order ORD-1 has shipped: parcel 1Z99 is in Leeds and arrives on 2026-12-01.")]
 
 
-@pytest.fixture(scope="module", params=["default", "smollm2-135m"])
+@pytest.fixture(scope="module", params=["qwen2.5-coder-0.5b-tools", "smollm2-135m"])
 def model(request: pytest.FixtureRequest):  # Qwen's native <tool_call> format, SmolLM2's text protocol
     return load_local(request.param)
 
@@ -83,7 +83,7 @@ def test_a_demonstration_the_agent_cannot_follow_is_refused(model) -> None:
 
 
 def test_synthetic_conversations_replay_cleanly() -> None:
-    model = load_local("default")
+    model = load_local("qwen2.5-coder-0.5b-tools")
     conversations = synthetic_conversations(40, seed=3)
     for i, c in enumerate(conversations):
         trajectory = demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}")
@@ -92,7 +92,7 @@ def test_synthetic_conversations_replay_cleanly() -> None:
 
 
 def test_a_conversation_that_ends_with_a_finishing_tool_replays_as_a_run_it_finishes() -> None:
-    model = load_local("default")
+    model = load_local("qwen2.5-coder-0.5b-tools")
     conversations = [c for c in synthetic_conversations(60, seed=3, finish=0.5) if c.final]
     assert len(conversations) >= 15
     for i, c in enumerate(conversations):
@@ -107,7 +107,7 @@ def test_a_conversation_that_ends_with_a_finishing_tool_replays_as_a_run_it_fini
 def test_calls_can_be_taught_in_the_json_the_model_writes() -> None:
     """calls="json": a call is written as the bare JSON the embedded Qwen writes (its `<tool_call>` token is
     all but dead), and the next prompt carries that text, so the turns still chain."""
-    model = load_local("default")
+    model = load_local("qwen2.5-coder-0.5b-tools")
     trajectory = demonstration_trajectory(model, TOOLS, conversation(), task_id="demo-json", calls="json")
     first, second, last = trajectory.turns
     assert first.completion_text == '{"name": "find_order", "arguments": {"order_id": "ORD-1"}}<|im_end|>'

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -92,20 +93,32 @@ def test_every_split_model_pins_the_packages_its_parts_come_from() -> None:
 
 
 def test_names_and_aliases() -> None:
-    assert embedded_model("default") is QWEN and embedded_model("") is QWEN
-    assert embedded_model("Qwen2.5-Coder-0.5B") is QWEN
+    default = EMBEDDED_MODELS["qwen2.5-coder-1.5b"]
+    assert embedded_model("default") is default and embedded_model("") is default
+    assert embedded_model("qwen2.5-coder-1.5b-instruct") is default
+    assert embedded_model("Qwen2.5-Coder-0.5B") is QWEN is not default
     assert embedded_model("smollm2") is EMBEDDED_MODELS["smollm2-135m"]
     assert embedded_model("gpt-2") is None
     assert QWEN.size == 5 * 89_128_960 + 45_755_264 == sum(p.size for p in QWEN.parts)
-    larger = embedded_model("qwen2.5-coder-1.5b-instruct")
-    assert larger is EMBEDDED_MODELS["qwen2.5-coder-1.5b"] and larger is not QWEN
+    assert default.size == 21 * 52_428_800 + 16_315_968 == sum(p.size for p in default.parts)
     with pytest.raises(ModelConfigError, match="unknown local engine"):
         load_local("default", engine="vulkan")
 
 
+def test_make_setup_installs_every_part_of_the_default_and_the_training_model() -> None:
+    """`make setup` pins the packages the specs name (the Makefile writes them out; a drift would leave the
+    default model uninstalled)."""
+    root = Path(__file__).resolve().parents[1]
+    plan = subprocess.run(["make", "-n", "-B", "-C", str(root), "setup"], capture_output=True, text=True,
+                          check=True).stdout
+    installed = set(next(line for line in plan.splitlines() if "--no-deps" in line).split())
+    for spec in (embedded_model("default"), QWEN, EMBEDDED_MODELS["smollm2-135m"]):
+        assert spec is not None and set(spec.pins) <= installed, spec.key
+
+
 @pytest.mark.skipif(not QWEN_INSTALLED, reason=f"Qwen parts not installed ({QWEN.install_hint})")
 def test_the_real_qwen_parts_assemble_to_the_pinned_file() -> None:
-    path = embedded_gguf_path("default")
+    path = embedded_gguf_path("qwen2.5-coder-0.5b")
     assert path.stat().st_size == 491_400_064
     with path.open("rb") as fh:
         assert fh.read(4) == b"GGUF"

@@ -1,6 +1,6 @@
-"""The tool LoRAs shipped in agentkit: `local:default` is the Qwen GGUF with one on top (the opt-in
-`local:qwen2.5-coder-1.5b-tools` the 1.5B with its own), the packed file checked (size and sha256) and unpacked
-into the home before use; `local:qwen2.5-coder-0.5b` is the bare model."""
+"""The tool LoRAs shipped in agentkit: `local:default` is the 1.5B Qwen GGUF with one on top
+(`local:qwen2.5-coder-0.5b-tools` the 0.5B with its own), the packed file checked (size and sha256) and unpacked
+into the home before use; `local:qwen2.5-coder-1.5b` is the bare model."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from agentkit.models.embedded_adapters import (
     builtin_adapter,
 )
 
-TOOLS = EMBEDDED_ADAPTERS["qwen2.5-coder-0.5b-tools"]
+TOOLS = EMBEDDED_ADAPTERS["qwen2.5-coder-1.5b-tools"]
 
 
 def _runs_on_llama(base: str) -> bool:
@@ -29,7 +29,7 @@ def _runs_on_llama(base: str) -> bool:
         importlib.util.find_spec(p.package) is not None for p in EMBEDDED_MODELS[base].parts)
 
 
-QWEN_ON_LLAMA = _runs_on_llama("qwen2.5-coder-0.5b")
+DEFAULT_ON_LLAMA = _runs_on_llama(TOOLS.base)
 
 
 def test_default_names_the_tool_adapter_and_the_base_name_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -39,8 +39,8 @@ def test_default_names_the_tool_adapter_and_the_base_name_none(tmp_path: Path, m
     assert folder == tmp_path / "models" / TOOLS.key / "adapter"
     assert {"adapter_config.json", "adapter_model.safetensors"} <= {p.name for p in folder.iterdir()}
     assert json.loads((folder / "adapter_config.json").read_text())["base_model_name_or_path"] == TOOLS.base
-    assert builtin_adapter("Qwen2.5-Coder-0.5B-Tools") == folder
-    assert builtin_adapter("qwen2.5-coder-0.5b") is None and builtin_adapter("smollm2-135m") is None
+    assert builtin_adapter("Qwen2.5-Coder-1.5B-Tools") == folder != builtin_adapter("qwen2.5-coder-0.5b-tools")
+    assert builtin_adapter("qwen2.5-coder-1.5b") is None and builtin_adapter("smollm2-135m") is None
     assert TOOLS.base in EMBEDDED_MODELS
 
 
@@ -105,22 +105,24 @@ def test_an_adapter_name_runs_its_adapter_on_the_base_gguf_and_the_base_name_non
     assert tuned.model_path == bare.model_path  # type: ignore[attr-defined]  # one GGUF, shared
 
 
-@pytest.mark.skipif(not QWEN_ON_LLAMA, reason="needs llama-cpp-python and the Qwen parts")
+@pytest.mark.skipif(not DEFAULT_ON_LLAMA, reason="needs llama-cpp-python and the default model's parts")
 def test_local_default_runs_the_default_adapter_or_the_one_given() -> None:
     default = resolve_model("local:default")
-    assert default.adapter == builtin_adapter("qwen2.5-coder-0.5b-tools") != builtin_adapter(  # type: ignore[attr-defined]
-        "qwen2.5-coder-1.5b-tools")
+    assert default.adapter == builtin_adapter("qwen2.5-coder-1.5b-tools") != builtin_adapter(  # type: ignore[attr-defined]
+        "qwen2.5-coder-0.5b-tools")
     other = resolve_model(f"local:default+{builtin_adapter('default')}")
     assert other.adapter == builtin_adapter("default")  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow
 def test_the_torch_engine_runs_the_same_adapter_under_the_models_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`local:default` on torch: the base with the shipped adapter injected (peft), named as the user named it."""
+    """An adapter name on torch: the base with the shipped adapter injected (peft), named as the user named it
+    (the 0.5B's: the torch tests load the lighter model)."""
     if importlib.util.find_spec("peft") is None or not all(
             importlib.util.find_spec(p.package) for p in EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts):
         pytest.skip("needs peft and the Qwen parts")
-    model = resolve_model("local:default", engine="torch")
-    assert model.name == "local:default" and model.adapter == builtin_adapter("default")  # type: ignore[attr-defined]
+    name = "local:qwen2.5-coder-0.5b-tools"
+    model = resolve_model(name, engine="torch")
+    assert model.name == name and model.adapter == builtin_adapter(name[6:])  # type: ignore[attr-defined]
     assert model.peft is not None  # type: ignore[attr-defined]
     assert sum("lora_A" in n for n, _ in model.model.named_parameters()) == 24 * 7  # type: ignore[attr-defined]

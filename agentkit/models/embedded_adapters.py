@@ -2,8 +2,8 @@
 
 | name (`local:NAME`)                   | base (`local:NAME` without it) | adapter                                |
 |---------------------------------------|--------------------------------|----------------------------------------|
-| `default`, `qwen2.5-coder-0.5b-tools` | `qwen2.5-coder-0.5b`           | tool LoRA run 7 (RESULTS.md), r=16     |
-| `qwen2.5-coder-1.5b-tools` (opt-in)   | `qwen2.5-coder-1.5b`           | the same recipe on the 1.5B, r=8       |
+| `default`, `qwen2.5-coder-1.5b-tools` | `qwen2.5-coder-1.5b`           | tool LoRA (RESULTS.md), r=8            |
+| `qwen2.5-coder-0.5b-tools`            | `qwen2.5-coder-0.5b`           | tool LoRA run 7 (RESULTS.md), r=16     |
 
 Each adapter ships as one packed file (`agentkit/models/adapters/KEY.q4.safetensors`, `packed_adapter`: the
 LoRA factors in 4 bits; 4.8 MB for the 0.5B's, whose fp16 peft folder is 17.6 MB, and 5.0 MB for the 1.5B's).
@@ -11,9 +11,9 @@ Before use the file is checked by size and sha256 and unpacked once into the age
 (`$AGENTKIT_HOME/models/KEY/adapter/`, a peft folder, where the llama.cpp engine writes its GGUF LoRA beside it).
 The home copy carries a stamp with the packed file's sha256 and its own files' sizes and modification times, as
 the assembled GGUF does: a copy that changed since (a killed write, an edit) or came from another packed file is
-unpacked again. A damaged packed file gives an error that says how to restore it. `make tool-lora` rebuilds the
-default's adapter from scratch with the recipe it was made by (45 minutes on two cores), `make tool-lora-1.5b`
-the 1.5B's (82 minutes, 16 GB of RAM).
+unpacked again. A damaged packed file gives an error that says how to restore it. `make tool-lora-1.5b` rebuilds the
+default's adapter from scratch with the recipe it was made by (82 minutes on two cores, 16 GB of RAM), `make
+tool-lora` the 0.5B's (45 minutes).
 """
 
 from __future__ import annotations
@@ -69,9 +69,9 @@ EMBEDDED_ADAPTERS: Mapping[str, EmbeddedAdapter] = MappingProxyType({
     ),
 })
 MODEL_ADAPTERS: Mapping[str, str] = MappingProxyType({
-    "": "qwen2.5-coder-0.5b-tools", "default": "qwen2.5-coder-0.5b-tools",
-    "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b-tools",
+    "": "qwen2.5-coder-1.5b-tools", "default": "qwen2.5-coder-1.5b-tools",
     "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b-tools",
+    "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b-tools",
 })
 """Embedded model names that come with an adapter (every other name is its bare base)."""
 

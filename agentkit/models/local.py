@@ -110,7 +110,7 @@ class LocalModel:
     # -- loading ----------------------------------------------------------------------------------
     @classmethod
     def load(cls, spec: str = "default", *, dtype: Any = None, **options: Any) -> LocalModel:
-        """Load a model's weights by name: an embedded model ("default" = Qwen2.5-Coder-0.5B, "smollm2-135m"),
+        """Load a model's weights by name: an embedded model ("default" = Qwen2.5-Coder-1.5B, "smollm2-135m"),
         a saved Hugging Face model folder, a `.gguf` file, or an ORG/NAME hub id (needs the network or
         the local HF cache). The base weights only: `load_local` puts an embedded name's adapter on top."""
         from agentkit.models.embedded import (
