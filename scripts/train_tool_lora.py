@@ -1,7 +1,7 @@
 """Fine-tune the embedded model's tool use on synthetic conversations: a LoRA adapter, trained with SFT.
 
     python scripts/train_tool_lora.py --out runs/tool-lora --conversations 600 --steps 75
-    agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter   # local:default ships run 7's adapter
+    agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter   # the 0.5B-tools adapter is run 7
 
 The conversations (`agentkit.training.synthetic_tools`) use tools from ~60 made-up domains and never the
 tools of the capability benchmark (`HELD_OUT_TOOLS`), so what the benchmark measures afterwards is
@@ -9,7 +9,7 @@ transfer: choosing among offered tools, a second call that uses the first one's 
 quotes the results, no call when no tool fits. Each conversation is replayed through the agent loop
 (`agentkit.training.demonstrations`), so the model learns the prompts it will see in use. Besides the
 peft folder it writes `adapter.q4.safetensors`, the adapter packed to 4 bits (`agentkit.models.packed_adapter`),
-the form `local:default` ships it in. On the opt-in 1.5B (`--model qwen2.5-coder-1.5b`, `make tool-lora-1.5b`)
+the form `local:default` ships it in. On the 1.5B (`--model qwen2.5-coder-1.5b`, `make tool-lora-1.5b`, the default's)
 `--micro-batch 2 --checkpointing` keeps the run within 16 GB.
 """
 
@@ -34,7 +34,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--model", default="qwen2.5-coder-0.5b",
-                        help="embedded model (local:NAME); default the bare base of local:default")
+                        help="embedded model (local:NAME); default the bare 0.5B")
     parser.add_argument("--conversations", type=int, default=600)
     parser.add_argument("--steps", type=int, default=75)
     parser.add_argument("--batch", type=int, default=8, help="conversations per optimiser step")

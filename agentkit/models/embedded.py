@@ -9,8 +9,8 @@
 `default` (and `qwen2.5-coder-1.5b-tools`) is the 1.5B GGUF with the tool LoRA shipped in agentkit on top, and
 `qwen2.5-coder-0.5b-tools` the 0.5B GGUF with its own (`embedded_adapters`); here, as GGUFs, they are the base
 files. The 0.5B agent takes about 0.6 times the default's time per request and a third of its memory, and makes
-fewer right calls and solves fewer SQL tasks (tests/benchmarks/RESULTS.md); it is what the CPU training tests and
-the learning benchmarks load.
+fewer right calls and solves fewer SQL tasks (tests/benchmarks/RESULTS.md); it is what the CPU training tests load.
+`make setup` installs every model here (`python -m agentkit.models.embedded` prints their pins).
 
 A model split over several packages is assembled once into the agentkit home (`$AGENTKIT_HOME`,
 default `~/.agentkit`): each part's size is checked, the parts are concatenated into a temporary file,
@@ -414,3 +414,7 @@ def load_embedded(name: str = "smollm2-135m", dtype: Any = None, *, use_cache: b
         model = model.to(dtype)
     model.eval()
     return model, tokenizer
+
+
+if __name__ == "__main__":  # `make setup`: the pip requirements of every embedded model, written once (the specs)
+    print(*(pin for spec in EMBEDDED_MODELS.values() for pin in spec.pins))
