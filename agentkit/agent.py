@@ -1,9 +1,11 @@
 """The agent and its loop: ask the model, run the tools, append observations, repeat.
 
 The whole loop is `Agent._loop`, readable top to bottom (`_run` sets a run up, `_resume` continues
-one paused for approval). Everything else (planners, skill libraries, mistake notebooks) plugs in
-through `agentkit.extensions`; approval, typed output and tracing live in `agentkit.approval`,
-`agentkit.output` and `agentkit.tracing`.
+one paused for approval). What it carries between steps is one `LoopState` (`agentkit.loop_state`); what it
+does when a model loops is one policy, `Recovery` (`agentkit.recovery`). Everything else (planners, skill
+libraries, mistake notebooks, learned limits) plugs in through `agentkit.extensions` and its optional hooks
+(`agentkit.hooks`); approval, typed output and tracing live in `agentkit.approval`, `agentkit.output` and
+`agentkit.tracing`. `RunResult` is defined in `agentkit.results`.
 """
 
 from __future__ import annotations
@@ -39,18 +41,21 @@ from agentkit.events import (
     ToolFinished,
     ToolStarted,
 )
-from agentkit.extensions import Advisor, Check, Chooser, Extension, Guard, Planner, RunContext
-from agentkit.messages import Message, ToolCall, Usage
+from agentkit.extensions import Extension, Planner, RunContext
+from agentkit.hooks import Hooks
+from agentkit.loop_state import LoopState
+from agentkit.messages import Message, ToolCall
 from agentkit.models import resolve_model
+from agentkit.models.boundary import checked_response
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
 from agentkit.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
 from agentkit.planners import resolve_planner
 from agentkit.records import TOOLS_OFFERED
-from agentkit.repeats import NOT_RUN, CallResults, uses_results
+from agentkit.recovery import Recovery
+from agentkit.results import RewardFn, apply_reward
+from agentkit.results import RunResult as RunResult  # defined low in the package; named here for users
 from agentkit.retry import call_with_retries, stream_with_retries
-from agentkit.rewards import RewardFn
-from agentkit.toolcall_text import tool_choice_kind
-from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools, parameter_list
+from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
 from agentkit.trajectory import OutputCheck, Trajectory, append_jsonl
 
 if TYPE_CHECKING:
@@ -63,46 +68,6 @@ DEFAULT_INSTRUCTIONS = (
     "You are a helpful assistant. Use the tools when they help; when you know the answer, "
     "reply with it directly and concisely."
 )
-
-
-def finish_reminder(finisher: Tool) -> str:
-    """What a reply in text gets back when the run ends through the tool `finisher`: what the tool is for and
-    what it takes (a small model told to give its "final answer" wrote the number where the SQL goes)."""
-    purpose = (finisher.description.strip().splitlines() or [""])[0]
-    return " ".join(p for p in (f"A reply in text does not finish this task: call {finisher.name} now.", purpose,
-                                f"{finisher.name} takes {parameter_list(finisher)}.") if p)
-
-
-@dataclass
-class RunResult:
-    """The outcome of one run: the answer (None if the run stopped without one) and its trajectory.
-
-    `output` is the typed value with `Agent(output_type=...)`, else the answer text. A run paused for
-    approval has stop_reason "paused", lists the waiting calls in `pending`, and `state` resumes it.
-    """
-
-    answer: str | None
-    trajectory: Trajectory
-    output: Any = None
-    pending: list[ToolCall] = field(default_factory=list)
-
-    @property
-    def stop_reason(self) -> str:
-        """Why the run stopped: "final" (an answer), "max_steps", "paused", "invalid_output" or
-        "repeated_call" (see `agentkit.repeats`)."""
-        return self.trajectory.stop_reason
-
-    @property
-    def state(self) -> RunState:
-        """The paused run as JSON-serialisable state for `Agent.resume` (only for a paused run)."""
-        if self.stop_reason != "paused":
-            raise ValueError(f"only a paused run can be resumed; this one stopped by {self.stop_reason!r}")
-        return RunState(trajectory=self.trajectory, pending=self.pending)
-
-    @property
-    def usage(self) -> Usage:
-        """Tokens used by every model call of the run."""
-        return self.trajectory.usage
 
 
 _NO_DECISION = Decision(True)  # calls that needed none run
@@ -127,8 +92,9 @@ class Agent:
         instructions: the system prompt's opening text.
         planner: "react", "map-then-act", or a `Planner`.
         extensions: skill libraries, mistake notebooks, anything implementing `Extension`, in the order
-            they run (the one way to attach them; `with_extensions` gives a copy with more). One that is also
-            a `Guard` (learned `Pacing`) may decline a reply's calls before they run.
+            they run (the one way to attach them; `with_extensions` gives a copy with more). Their optional
+            hooks act inside the loop: `review` may decline a reply's calls before they run (learned `Pacing`),
+            `check` fix a finishing call, `advise` add to a failed call's error (see `Extension`).
         max_steps: the most model calls of the act loop. The last of them must finish the run (call the
             finishing tool, or answer in text when there is none), as smolagents asks for a final answer
             at its step limit: a run that used its steps exploring still ends with its best answer.
@@ -136,7 +102,7 @@ class Agent:
         log: a JSONL file each finished trajectory is appended to.
         max_retries: retries with exponential backoff on transient model errors.
         samples: test-time scaling: `run` makes this many runs and returns the one chosen by the first
-            extension that is a `Chooser` (`choose(results) -> index`) (the mistake notebook steers away from
+            extension with a `choose` hook (`choose(results) -> index`; the mistake notebook steers away from
             known anti-patterns), else the majority answer. Sample with a temperature above 0.
         approval: a policy `(tool, arguments) -> bool` naming calls that need a person's approval, on
             top of the tools' own `requires_approval` (see agentkit.approval).
@@ -221,10 +187,8 @@ class Agent:
         if self.samples == 1:
             return self._run_once(task, **options)
         results = [self._run_once(task, **options) for _ in range(self.samples)]
-        chooser = next((e for e in self.extensions if isinstance(e, Chooser)), None)
-        if chooser is not None:
-            return results[chooser.choose(results)]
-        return majority(results)
+        chosen = Hooks.of(self.extensions).choose(results)
+        return results[chosen] if chosen is not None else majority(results)
 
     def _run_once(self, task: str, **options: Any) -> RunResult:
         for event in self._run(task, streaming=False, **options):
@@ -373,6 +337,9 @@ class Agent:
                 messages.append(Message.system(self._system_prompt(run)))
                 messages.extend(history)
                 messages.append(Message.user(trajectory.task))
+                if run.opening is not None:  # a planner's draft: its calls run before the model is asked
+                    messages.append(run.opening)
+                    resume = ([], {})
             else:
                 record_decisions(trajectory, *resume)
                 if (offered := trajectory.records.get(TOOLS_OFFERED)) is not None:
@@ -395,182 +362,154 @@ class Agent:
         started: float,
         resume: tuple[Message, dict[str, Decision]] | None = None,
     ) -> Iterator[Event]:
+        """Step until a step decides how the run stops (`state.stop_reason`) or the steps run out, then
+        `_finish`. A step asks the model, hands what goes wrong to `Recovery`, and runs the reply's calls;
+        the extensions act through their hooks."""
         trajectory = run.trajectory
         messages = trajectory.messages
-        steps = sum(1 for t in trajectory.turns if t.context == "main")
-        rejected = sum(1 for c in trajectory.output_checks if not c.passed)  # typed outputs sent back
-        answer: str | None = None
-        output: Any = None
-        stop_reason = "max_steps"
-        pending: list[ToolCall] = []
-        results = CallResults()  # to answer repeated calls from (see agentkit.repeats)
-        repeating = False
-        last_parse_error: str | None = None
-        told_to_finish = False  # a reply in text was sent back: call the finishing tool
-        repeated_results = ""
-        loops: set[int] = set()  # indexes of the messages of repeated, unreadable or declined replies and
-        # of what they got back
-        settings = self.settings  # this step's: a repeat may make the next reply finish (see _finishing)
+        state = LoopState.of(trajectory, self.settings)
+        recovery = self._recovery()
+        hooks = Hooks.of(self.extensions)  # looked up once per run, not per step
         specs = self._offered_specs(run)
-        guards = [e for e in self.extensions if isinstance(e, Guard)]  # looked up once per run, not per step
-        advisors = [e for e in self.extensions if isinstance(e, Advisor)]
-        checks = [e for e in self.extensions if isinstance(e, Check)]
-        while True:
+        while state.stop_reason is None:
             decisions = _NO_DECISIONS
             if resume is not None:  # a paused reply, now decided: run its calls
                 (reply, decisions), resume = resume, None
             else:
-                if steps >= self.max_steps:
+                if state.steps >= self.max_steps:
                     break
-                steps += 1
-                if steps == self.max_steps > 1 and (self._finishers or self._answers_in_text):
-                    settings = self._finishing()  # the last call must finish: not end without an answer
-                # 1. Ask the model. A reply that must answer in text sees the run without its loops (the
-                #    repeated and unreadable replies and what they got back): small models copy those.
-                prompt = messages
-                if settings.tool_choice == "none" and loops:
-                    prompt = [m for i, m in enumerate(messages) if i not in loops]
+                state.steps += 1
+                # 1. Ask the model (the last step, and the reply after a loop, must finish: see Recovery).
+                prompt = recovery.prompt(state, messages)
                 t0 = time.perf_counter()
-                span = trace.start_model_call(self.model, settings) if trace is not None else None
-                try:
-                    if streaming:
-                        response = None
-                        for item in self._stream_model(prompt, specs, settings):
-                            if isinstance(item, TextDelta):
-                                yield ModelText(item.text, "act")
-                            else:
-                                response = item
-                        assert response is not None
-                    else:
-                        response = self._call_model(self.model, prompt, specs, settings)
-                except BaseException as exc:
-                    if span is not None:
-                        trace.end_model_call(span, None, exc)  # type: ignore[union-attr]
-                    raise
-                if span is not None:
-                    trace.end_model_call(span, response)  # type: ignore[union-attr]
-                reply, asked, settings = response.message, settings.tool_choice, self.settings
+                if streaming or trace is not None:
+                    response = yield from self._ask(prompt, specs, state.settings, trace, streaming)
+                else:  # the plain call, without a generator around it
+                    response = self._call_model(self.model, prompt, specs, state.settings)
+                response = checked_response(response)  # whatever the model built, the loop gets a valid reply
+                reply, asked, state.settings = response.message, state.settings.tool_choice, self.settings
                 turn = trajectory.add_turn(reply, phase=self._phase_of(reply), tokens=response.tokens,
                                            usage=response.usage, duration_s=time.perf_counter() - t0)
                 messages.append(reply)
                 yield ModelTurn(turn)
 
-                # 2. No tool call: the reply is the answer (unless it was an unreadable call, or a typed
-                #    output was asked for and the text is not one).
-                if reply.parse_error:
-                    loops.update((len(messages) - 1, len(messages)))
-                    messages.append(Message.user(f"Your tool call could not be parsed: {reply.parse_error}"))
-                    if reply.parse_error == last_parse_error:  # the same unreadable call twice: a loop too
-                        settings = self._finishing()
-                    last_parse_error = reply.parse_error
+                # 2. No tool call: the reply is the answer (unless it was an unreadable call, the run ends
+                #    through a finishing tool it is reminded of once, or a typed output was asked for and the
+                #    text is not one).
+                if recovery.unreadable(state, reply, messages):
                     continue
-                last_parse_error = None
                 if not reply.tool_calls:
-                    if (self._output is None and self._finishers and not told_to_finish and steps < self.max_steps
-                            and tool_choice_kind(asked) != "none"):
-                        # the run ends through its finishing tool: a reply in text gets one reminder, and the
-                        # next reply must call it (as pydantic-ai's output tools and smolagents' final_answer)
-                        told_to_finish = True
-                        messages.append(Message.user(finish_reminder(self.tools[self._finishers[0]])))
-                        settings = self._finishing()
-                        continue
-                    if self._output is None:
-                        answer = output = reply.content
-                        stop_reason = "final"
-                        if repeating and not (answer.strip() and uses_results(answer, results.texts())):
-                            # asked to answer after repeats, it said nothing, or nothing of what the run found
-                            answer = output = repeated_results or None
-                            stop_reason = "repeated_call"
-                        break
-                    ok, output = self._typed_text(reply, turn.index, trajectory)
-                    if ok:
-                        answer, stop_reason = self._output.dump(output), "final"
-                        break
-                    rejected += 1
-                    if rejected > self.output_retries:
-                        stop_reason = "invalid_output"
-                        break
+                    if not recovery.reminded(state, asked, messages):
+                        self._text_reply(state, recovery, reply, turn.index, trajectory)
                     continue
 
-                # 3. A reply that only repeats answered calls (or calls that keep failing the same way) is
-                #    not run again (small models loop): it gets the earlier results back. With a tool that
-                #    finishes the run, the next reply must call it; without, a second such reply in a row
-                #    makes the next one answer in text (no tools offered). A repeat after that ends the run
-                #    with the repeated calls' results.
-                results.update(messages)
-                if (repeated := results.repeats(reply, self._finishers)) is not None:
-                    # the repeated calls' results, one per line (none for calls that failed)
-                    repeated_results = "\n".join(dict.fromkeys(
-                        r for c in reply.tool_calls if (r := results.earlier(c)) is not None))
-                    if repeating and (not self._answers_in_text or asked == "none" or steps >= self.max_steps):
-                        answer, stop_reason = repeated_results or None, "repeated_call"  # they are the answer
-                        output = answer if self._output is None else None
-                        break
-                    if (self._finishers or repeating) and reply.tool_calls[-1].name not in self._finishers:
-                        settings = self._finishing()
-                    repeating = True
-                    loops.update(range(len(messages) - 1, len(messages) + len(repeated)))
-                    for call, observation in zip(reply.tool_calls, repeated, strict=True):
-                        messages.append(observation)
-                        yield ToolStarted(call)
-                        yield ToolFinished(call, observation, 0.0)
-                    continue
-                repeating = False
-
-                # 4. A guard (learned pacing) may decline the reply: each call gets the reason back, and the
-                #    next reply must finish (see _finishing).
-                if guards and (reason := self._declined(guards, run, reply)) is not None:
-                    loops.update(range(len(messages) - 1, len(messages) + len(reply.tool_calls)))
-                    for call in reply.tool_calls:
-                        observation = Message.tool(call, f"{NOT_RUN}{reason}", is_error=True)
-                        messages.append(observation)
-                        yield ToolStarted(call)
-                        yield ToolFinished(call, observation, 0.0)
-                    settings = self._finishing()
+                # 3. A reply that only repeats earlier calls is answered from their results (a repeat the run
+                #    cannot go on from ends it), and one a `review` hook declines gets the reason: neither runs.
+                answered = recovery.repeated(state, reply, asked, messages)
+                if answered is None and (reason := hooks.review(run, reply, self._finishers)) is not None:
+                    answered = recovery.declined(state, reply, reason, messages)
+                if answered:
+                    yield from _not_run(reply, answered, messages)
+                if answered is not None:
                     continue
 
-                # 5. Calls that need approval pause the run before any call of this reply runs.
-                if self._approvals:
-                    pending = [c for c in reply.tool_calls if c.name != self._final_name
-                               and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
-                    if pending:
-                        stop_reason = "paused"
-                        break
-
-            # 6. Run the calls (in parallel) and append what they returned, in the reply's order.
-            if checks:  # a check (learned SQL shapes) may fix a call of a finishing tool before it runs
-                reply = self._checked(checks, run, reply)
-            ended = yield from self._run_calls(reply, decisions, run, advisors, trace)
-            if ended is None:
-                if any(c.name in self._finishers for c in reply.tool_calls):
-                    told_to_finish = False  # its finishing call failed: a reply in text is reminded again
-                continue
-            if ended.typed:
-                output = ended.typed[0]
-                answer, stop_reason = self._output.dump(output), "final"  # type: ignore[union-attr]
-                break
-            if ended.final_output is not None:
-                answer, stop_reason = ended.final_output, "final"
-                output = answer if self._output is None else None
-                break
-            if ended.typed_rejected:
-                rejected += 1
-                if rejected > self.output_retries:
-                    stop_reason = "invalid_output"
+                # 4. Calls that need approval pause the run before any call of this reply runs.
+                if self._approvals and (pending := self._needing_approval(reply)):
+                    state.pending, state.stop_reason = pending, "paused"
                     break
 
-        # After the loop: a paused run hands back its state; a finished one is scored, learnt from, logged.
-        trajectory.answer, trajectory.stop_reason = answer, stop_reason
+            # 5. Run the calls (in parallel; a `check` hook may fix a finishing call first) and append what
+            #    they returned, in the reply's order.
+            if hooks.checks:
+                reply = hooks.check(run, reply, self._finishers)
+            ended = yield from self._run_calls(reply, decisions, run, hooks, trace)
+            self._calls_ended(state, recovery, reply, ended)
+        yield from self._finish(run, trace, state, reward_fn, started)
+
+    def _recovery(self) -> Recovery:
+        """This run's recovery policy, from the agent's settings, finishing tools and step limit."""
+        reminder = self.tools[self._finishers[0]] if self._finishers and self._output is None else None
+        return Recovery(self.settings, self._finishers, self.max_steps, reminder, typed=self._output is not None)
+
+    def _ask(self, prompt: Sequence[Message], specs: Sequence[dict[str, Any]], settings: GenerationSettings,
+             trace: RunSpans | None, streaming: bool) -> Generator[Event, None, ModelResponse]:
+        """One model call of the act loop, retried on transient errors; its text streamed as `ModelText`
+        events when `streaming`, and a span around it when tracing is on."""
+        span = trace.start_model_call(self.model, settings) if trace is not None else None
+        try:
+            if streaming:
+                response = None
+                for item in self._stream_model(prompt, specs, settings):
+                    if isinstance(item, TextDelta):
+                        yield ModelText(item.text, "act")
+                    else:
+                        response = item
+                assert response is not None
+            else:
+                response = self._call_model(self.model, prompt, specs, settings)
+        except BaseException as exc:
+            if span is not None:
+                trace.end_model_call(span, None, exc)  # type: ignore[union-attr]
+            raise
+        if span is not None:
+            trace.end_model_call(span, response)  # type: ignore[union-attr]
+        return response
+
+    def _text_reply(self, state: LoopState, recovery: Recovery, reply: Message, turn: int,
+                    trajectory: Trajectory) -> None:
+        """A reply in text is the answer; with a typed output, the output when the text is one, else it is sent
+        back (a rejection counted against `output_retries`)."""
+        if self._output is None:
+            recovery.answer(state, reply.content)
+            return
+        ok, output = self._typed_text(reply, turn, trajectory)
+        if ok:
+            state.output = output
+            state.answer, state.stop_reason = self._output.dump(output), "final"
+        else:
+            self._rejected(state)
+
+    def _rejected(self, state: LoopState) -> None:
+        """Count a typed output sent back; past `output_retries` the run stops with "invalid_output"."""
+        state.rejected += 1
+        if state.rejected > self.output_retries:
+            state.stop_reason = "invalid_output"
+
+    def _needing_approval(self, reply: Message) -> list[ToolCall]:
+        """The calls of `reply` that need a person's approval before the reply runs."""
+        return [c for c in reply.tool_calls if c.name != self._final_name
+                and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
+
+    def _calls_ended(self, state: LoopState, recovery: Recovery, reply: Message, ended: _CallsEnded | None) -> None:
+        """What running a reply's calls means for the run: a typed output or a `final=True` tool's output
+        ends it; a rejected typed output counts against `output_retries`."""
+        if ended is None:
+            recovery.calls_ran(state, reply)
+        elif ended.typed:
+            state.output = ended.typed[0]
+            state.answer, state.stop_reason = self._output.dump(state.output), "final"  # type: ignore[union-attr]
+        elif ended.final_output is not None:
+            state.answer, state.stop_reason = ended.final_output, "final"
+            state.output = state.answer if self._output is None else None
+        elif ended.typed_rejected:
+            self._rejected(state)
+
+    def _finish(self, run: RunContext, trace: RunSpans | None, state: LoopState, reward_fn: RewardFn | None,
+                started: float) -> Iterator[Event]:
+        """After the loop: a paused run hands back its state; a finished one is scored, learnt from, logged."""
+        trajectory = run.trajectory
+        stop_reason = state.stop_reason or "max_steps"
+        trajectory.answer, trajectory.stop_reason = state.answer, stop_reason
         trajectory.duration_s += time.perf_counter() - started
         if stop_reason == "paused":
-            result = RunResult(None, trajectory, pending=pending)
+            result = RunResult(None, trajectory, pending=state.pending)
             if trace is not None:
                 trace.end(trajectory)
             yield RunPaused(result)
             yield RunFinished(result)
             return
         if reward_fn is not None:
-            _apply_reward(trajectory, reward_fn(trajectory))
+            apply_reward(trajectory, reward_fn(trajectory))
         for ext in self.extensions:
             ext.after_run(run)
             yield from run.drain_events()
@@ -578,27 +517,13 @@ class Agent:
             append_jsonl(self.log, trajectory)
         if trace is not None:
             trace.end(trajectory)
-        yield RunFinished(RunResult(answer, trajectory, output=output))
-
-    @property
-    def _answers_in_text(self) -> bool:
-        """Whether a loop ends with a reply in text: the agent has no finishing tool and its settings let the
-        model choose (a `tool_choice` the user set to "required" or a tool's name is kept)."""
-        return not self._finishers and tool_choice_kind(self.settings.tool_choice) == "auto"
-
-    def _finishing(self) -> GenerationSettings:
-        """Settings for a reply that must end a loop: it calls the agent's first finishing tool when it has
-        one (`final=True`, or typed output's `final_result`), else it answers in text (no tools offered),
-        unless the user's own `tool_choice` demands a call."""
-        if self._finishers:
-            return replace(self.settings, tool_choice=self._finishers[0])
-        return replace(self.settings, tool_choice="none") if self._answers_in_text else self.settings
+        yield RunFinished(RunResult(state.answer, trajectory, output=state.output))
 
     def _run_calls(self, reply: Message, decisions: dict[str, Decision], run: RunContext,
-                   advisors: Sequence[Advisor], trace: RunSpans | None) -> Generator[Event, None, _CallsEnded | None]:
+                   hooks: Hooks, trace: RunSpans | None) -> Generator[Event, None, _CallsEnded | None]:
         """Run a reply's calls (denied ones not), append the observations in the reply's order (a failed
-        call's with what advisors add); says what ends the run or counts as a typed-output attempt (None:
-        nothing, the loop goes on)."""
+        call's with what `advise` hooks add); says what ends the run or counts as a typed-output attempt
+        (None: nothing, the loop goes on)."""
         trajectory = run.trajectory
         calls = reply.tool_calls
         final = self._final_name
@@ -627,8 +552,8 @@ class Agent:
                 outcome = outcomes[k]
                 k += 1
                 content = outcome.content
-                if outcome.is_error and advisors:
-                    content = "\n\n".join([content, *(a for v in advisors if (a := v.advise(run, call, content)))])
+                if outcome.is_error:
+                    content = hooks.advise(run, call, content)
                 observation = Message.tool(call, content, is_error=outcome.is_error)
                 duration = outcome.duration_s
                 tool = self.tools.get(call.name)
@@ -675,19 +600,6 @@ class Agent:
     def _system_prompt(self, run: RunContext) -> str:
         parts = [self.instructions, *(s.render() for s in run.sections)]
         return "\n\n".join(p for p in parts if p)
-
-    def _declined(self, guards: Sequence[Guard], run: RunContext, reply: Message) -> str | None:
-        """The first guard's reason to decline `reply`; a reply that calls a finishing tool is never declined."""
-        if any(c.name in self._finishers for c in reply.tool_calls):
-            return None
-        return next((r for g in guards if (r := g.review(run, reply)) is not None), None)
-
-    def _checked(self, checks: Sequence[Check], run: RunContext, reply: Message) -> Message:
-        """`reply` with each call of a finishing tool as the first check that fixes it says (the same reply
-        when none does; the trajectory keeps the model's own)."""
-        calls = [next((f for k in checks if (f := k.check(run, c)) is not None), c) if c.name in self._finishers
-                 else c for c in reply.tool_calls]
-        return reply if calls == reply.tool_calls else reply.model_copy(update={"tool_calls": calls})
 
     def _phase_of(self, reply: Message) -> str:
         for call in reply.tool_calls:
@@ -744,10 +656,10 @@ def majority(results: Sequence[RunResult]) -> RunResult:
     return results[norm.index(votes.most_common(1)[0][0])]
 
 
-def _apply_reward(trajectory: Trajectory, value: float | Mapping[str, float]) -> None:
-    if isinstance(value, Mapping):
-        trajectory.rewards = {k: float(v) for k, v in value.items()}
-        trajectory.reward = float(trajectory.rewards.get("reward", sum(trajectory.rewards.values())))
-    else:
-        trajectory.reward = float(value)
-
+def _not_run(reply: Message, observations: list[Message], messages: list[Message]) -> Iterator[Event]:
+    """Append what a reply's calls got back without running (`observations`, in the calls' order), with their
+    events."""
+    for call, observation in zip(reply.tool_calls, observations, strict=True):
+        messages.append(observation)
+        yield ToolStarted(call)
+        yield ToolFinished(call, observation, 0.0)

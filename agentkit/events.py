@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from agentkit.messages import Message, ToolCall
-
-if TYPE_CHECKING:
-    from agentkit.agent import RunResult
-    from agentkit.trajectory import Turn
+from agentkit.results import RunResult
+from agentkit.trajectory import Turn
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,10 @@
-"""The small protocol that skill libraries, mistake notebooks and planners plug into.
+"""The small protocol that skill libraries, mistake notebooks, learned limits and planners plug into.
 
 Before a run an extension may add context and may call the model (each call is a recorded turn with
 its own phase label); after the run, when the outcome is known, it may learn from the trajectory.
-An extension that is also a `Guard` reviews each reply's tool calls before they run and may decline them
-(learned pacing, `agentkit.pacing`, is one); one that is an `Advisor` may add to what a failed call gets
-back (learned repairs, `agentkit.repairs`); one that is a `Check` may fix a call of a finishing tool before it
-runs (learned SQL shape checks, `agentkit.sql.shape`).
+Between the two, an extension may define any of four optional hooks, which the loop calls at fixed points
+(see `Extension`; `agentkit.hooks` gathers them once per run): `review` a reply's calls before they run,
+`check` a finishing call, `advise` on a failed call, `choose` among sampled runs.
 The core knows this protocol, not the implementations (they live in agentkit.skills, agentkit.memory).
 """
 
@@ -14,17 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from agentkit.events import ContextAdded, Event, ModelTurn, PhaseStarted
-from agentkit.messages import Message, ToolCall
+from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse
 from agentkit.records import RECORD_KEYS, TOOLS_OFFERED, R, RecordKey, ToolsOffered
+from agentkit.tools import Tool
 from agentkit.trajectory import Trajectory
-
-if TYPE_CHECKING:
-    from agentkit.agent import RunResult
-    from agentkit.tools import Tool
 
 CallHook = Callable[[Model, list[Message], Sequence[dict[str, Any]], GenerationSettings], ModelResponse]
 """How a run's model calls are made (the agent passes its own, which retries transient errors)."""
@@ -60,6 +56,22 @@ class RunContext:
     call_hook: CallHook | None = None
     offered: list[str] | None = None
     """The tools the model is shown in this run (None: all); see `offer`."""
+    opening: Message | None = None
+    """A first reply a planner wrote for the model (see `open_with`), or None."""
+
+    def open_with(self, reply: Message) -> None:
+        """Start the act loop from `reply`, an assistant message calling read-only tools: it is put into the
+        conversation and its calls run before the model is first asked (a call of the finishing tool ends the
+        run there). A planner that drafts an answer in its own model call (recorded as its own turn) uses it
+        to hand the draft to the loop. Raises ValueError for a reply without calls or a call of a tool that
+        is unknown or not read-only."""
+        if not reply.tool_calls:
+            raise ValueError("an opening reply must call a tool")
+        for call in reply.tool_calls:
+            tool = self.tools.get(call.name)
+            if tool is None or not tool.read_only:
+                raise ValueError(f"an opening reply may only call read-only tools of the agent, not {call.name!r}")
+        self.opening = reply
 
     def add_context(self, source: str, title: str, text: str) -> None:
         """Put a titled section into the system prompt of the run."""
@@ -128,8 +140,22 @@ class RunContext:
 class Extension(Protocol):
     """Plugs into every run: `before_run` may add context, `after_run` may learn from the outcome.
 
-    An extension may also be a `Chooser` (define `choose`) to pick among the runs of
-    `Agent(..., samples=n)` (test-time scaling).
+    An extension may also define any of these hooks; the loop calls those an extension has, in the order
+    the extensions were attached:
+
+    - `review(run, reply) -> str | None`: before a reply's calls run. None lets them run; a reason declines
+      the whole reply: none of its calls run, each gets "Not run: <reason>" back, and the next reply must
+      call the agent's finishing tool when it has one. A reply that calls a finishing tool is not reviewed;
+      the first extension that declines decides (learned `Pacing` is one).
+    - `check(run, call) -> ToolCall | None`: before a call of a finishing tool runs. None runs `call` as it
+      is; a call (with `call`'s id) runs instead. The trajectory keeps the model's own call (a check records
+      what it changed with `run.record`); the first extension that fixes a call decides (learned
+      `ShapeChecks`).
+    - `advise(run, call, error) -> str | None`: after a call failed: text appended to the error the call
+      gets back; every extension's text is added (learned `Repairs`).
+    - `choose(results) -> int`: with `Agent(samples=n)`, the index of the run `run` returns among the
+      samples; the first extension that has it decides, else the majority answer (the mistake notebook
+      steers away from known anti-patterns).
     """
 
     name: str
@@ -140,47 +166,6 @@ class Extension(Protocol):
 
     def after_run(self, run: RunContext) -> None:
         """After the loop, with the outcome known: may learn from the trajectory."""
-        ...
-
-
-@runtime_checkable
-class Chooser(Protocol):
-    """Picks one of the runs of `Agent(..., samples=n)` (the mistake notebook steers away from known
-    anti-patterns); the first extension that is a `Chooser` decides."""
-
-    def choose(self, results: Sequence[RunResult]) -> int:
-        """The index of the preferred run in `results`."""
-        ...
-
-
-@runtime_checkable
-class Guard(Protocol):
-    """Reviews each reply's tool calls before they run (learned pacing is one); the first guard that
-    declines a reply decides."""
-
-    def review(self, run: RunContext, reply: Message) -> str | None:
-        """None lets the calls run; a reason declines the whole reply: none of its calls run, each gets
-        "Not run: <reason>" back, and the next reply must call the agent's finishing tool when it has one."""
-        ...
-
-
-@runtime_checkable
-class Check(Protocol):
-    """Looks at a call of a finishing tool before it runs and may fix it (a guard never declines one); the
-    first check that fixes a call decides."""
-
-    def check(self, run: RunContext, call: ToolCall) -> ToolCall | None:
-        """None runs `call` as it is; a call (with `call`'s id) runs instead. The trajectory keeps the model's
-        own call: a check records what it changed (`run.record`)."""
-        ...
-
-
-@runtime_checkable
-class Advisor(Protocol):
-    """Adds to what a failed tool call gets back (learned repairs are one); every advisor's text is added."""
-
-    def advise(self, run: RunContext, call: ToolCall, error: str) -> str | None:
-        """Text to append to the error `call` got back, or None."""
         ...
 
 

@@ -8,14 +8,18 @@ Each tool keeps the server's JSON schema. The official `mcp` SDK is asyncio; one
 runs an event loop that holds the session, and the agent's (synchronous) tool calls are handed to it.
 A call has a time limit; an error the server reports, an `isError` result, a time-out, a dropped
 connection or a server that crashed mid-call comes back to the model as an error observation, never
-as an exception out of the run. A server that cannot be started or reached at all is an error the
-user acts on: `MCPConnectionError`. The server process is stopped by `close()`, by leaving the
-`with` block, and at the latest when the interpreter exits.
+as an exception out of the run. So does a result the SDK cannot read (a malformed result is not a broken
+connection: the next call goes ahead). A result's text is read up to `MAX_RESULT_CHARS` characters (the
+tool's own output limit then cuts it for the model), and structured content nested deeper than
+`agentkit.jsontext.MAX_JSON_DEPTH` is named, not written out. A server that cannot be started or reached at
+all is an error the user acts on: `MCPConnectionError`. The server process is stopped by `close()`, by
+leaving the `with` block, and at the latest when the interpreter exits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shlex
 import tempfile
@@ -35,7 +39,10 @@ from agentkit.tools import Tool, Toolkit
 
 DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
+MAX_RESULT_CHARS = 1_000_000
+"""The most characters of one tool result's text read (the rest is named in a note)."""
 _STDERR_TAIL_CHARS = 2000
+log = logging.getLogger(__name__)
 
 
 class MCPConnectionError(RuntimeError):
@@ -282,6 +289,13 @@ class _Connection:
     def _call_failed(self, tool_name: str, exc: Exception) -> MCPToolError:
         from mcp.shared.exceptions import McpError
         from mcp.types import CONNECTION_CLOSED
+        from pydantic import ValidationError
+
+        if isinstance(exc, ValidationError) or (isinstance(exc, RuntimeError) and "structured content" in str(exc)):
+            # The server answered, with a result the SDK could not read: the connection is fine.
+            log.warning("MCP server %s answered %s with an unreadable result: %s", self.label, tool_name, exc)
+            return MCPToolError(f"MCP server {self.label} answered {tool_name} with a result that could not be read "
+                                f"({_describe(exc)[:300]})")
 
         if isinstance(exc, McpError) and exc.error.code != CONNECTION_CLOSED:
             if "Timed out" in exc.error.message:
@@ -347,24 +361,51 @@ class _WatchedStream(httpx.AsyncByteStream):
 
 def render_content(result: Any) -> str:
     """An MCP tool result as text: text blocks joined, other blocks named, structured content as JSON
-    when there is no text."""
-    import json
-
+    when there is no text. At most `MAX_RESULT_CHARS` characters are read, with a note on what was left out;
+    structured content nested deeper than `MAX_JSON_DEPTH` (or that cannot be written as JSON) is named."""
     parts: list[str] = []
-    for block in result.content or []:
+    size = 0
+    blocks = result.content if isinstance(result.content, list) else []
+    for i, block in enumerate(blocks):
+        if size >= MAX_RESULT_CHARS:
+            parts.append(f"[{len(blocks) - i} more content blocks not read]")
+            break
         kind = getattr(block, "type", "")
         if kind == "text":
-            parts.append(block.text)
+            text = block.text if isinstance(block.text, str) else ""
         elif kind == "resource":
             inner = block.resource
-            parts.append(getattr(inner, "text", None) or f"[resource {inner.uri} ({inner.mimeType or 'binary'})]")
+            text = getattr(inner, "text", None) or f"[resource {inner.uri} ({inner.mimeType or 'binary'})]"
         elif kind == "resource_link":
-            parts.append(f"[resource {block.uri}]")
+            text = f"[resource {block.uri}]"
         else:  # image, audio
-            parts.append(f"[{kind} ({getattr(block, 'mimeType', 'unknown type')})]")
+            text = f"[{kind} ({getattr(block, 'mimeType', 'unknown type')})]"
+        if size + len(text) > MAX_RESULT_CHARS:
+            text = (text[: MAX_RESULT_CHARS - size]
+                    + f"\n[... {len(text):,} characters in this block; the rest was not read]")
+        parts.append(text)
+        size += len(text) + 1  # and the line break that joins it to the next
     if not parts and result.structuredContent is not None:
-        parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+        parts.append(_structured_text(result.structuredContent))
     return "\n".join(parts)
+
+
+def _structured_text(value: Any) -> str:
+    """Structured content as JSON text, bounded in depth and length."""
+    import json
+
+    from agentkit.models.boundary import arguments_problem
+
+    problem = arguments_problem("the result", value) if isinstance(value, dict) else None
+    if problem is not None:
+        return f"[structured content that could not be shown: {problem.replace('the arguments of the result', 'it')}]"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return "[structured content that could not be written as JSON]"
+    if len(text) > MAX_RESULT_CHARS:
+        return text[:MAX_RESULT_CHARS] + f"\n[... {len(text):,} characters of JSON; the rest was not read]"
+    return text
 
 
 def _describe(exc: BaseException) -> str:

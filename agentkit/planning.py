@@ -1,4 +1,4 @@
-"""Map-then-act planning (METHODS.md §1): explore the environment, map the task, then act.
+"""Map-then-act planning (docs/methods.md#map-then-act): explore the environment, map the task, then act.
 
 `Agent(..., planner="map-then-act")` runs three stages, each as model turns with its own phase label:
 
@@ -350,7 +350,7 @@ class MapThenActPlanner:
 
 
 def _tidy(text: str, limit: int) -> str:
-    """Drop repeated lines (small models loop) and cut to `limit` characters."""
+    """Drop repeated lines (a model that loops repeats them) and cut to `limit` characters."""
     seen: set[str] = set()
     lines = []
     for line in text.splitlines():

@@ -1,12 +1,12 @@
 """Repeated calls: a reply that only asks again what this run already answered, or what already failed.
 
-Small models loop: given a tool's result they call the same tool with the same arguments again, step
+Models loop: given a tool's result, a model may call the same tool with the same arguments again, step
 after step, until the step limit. The loop keeps the first result of every successful call (keyed by the
 tool's name and its arguments) and, when a reply's calls are all repeats, does not run them again: each
 gets its earlier result back. When the agent has tools that finish a run, the next reply must call one of
 them. Without one, the model is asked to answer or go on to the request's next step; if it repeats again, the
 next reply is asked with no tools offered (`tool_choice="none"`), on the run without its repeated replies
-(small models copy them), so it answers in text from the results it has. When the run cannot go on (a
+(a model shown them tends to copy them), so it answers in text from the results it has. When the run cannot go on (a
 finishing tool was forced, the reply without tools repeated anyway, or the step limit is reached), it ends
 with stop_reason "repeated_call" and the repeated calls' results as its answer, one per line (the model has
 made clear that these results are what it has); so does an empty reply without tools, or one that mentions
@@ -117,9 +117,9 @@ _THOUSANDS = re.compile(r"(?<=\d)[,_](?=\d{3})")
 
 def uses_results(answer: str, results: Sequence[str]) -> bool:
     """Whether `answer` mentions something of `results` (a number or a word of three letters or more, case
-    and thousands separators aside); True when there are no results to use. A small model made to answer
-    after a loop sometimes replies "Great! Thank you for providing the response." at a sampling
-    temperature: such an answer is replaced by the results themselves."""
+    and thousands separators aside); True when there are no results to use. A model made to answer after a
+    loop may reply with a pleasantry ("Great! Thank you for providing the response."): such an answer is
+    replaced by the results themselves."""
     words = {w.lower() for r in results for w in _SALIENT.findall(_THOUSANDS.sub("", r))}
     text = _THOUSANDS.sub("", answer).lower()
     return not words or any(w in text for w in words)

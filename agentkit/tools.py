@@ -8,6 +8,7 @@ pydantic before the call; failures, exceptions, time-outs and over-long outputs 
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import queue
@@ -19,14 +20,15 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, get_type_hints, overload
+from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agentkit.messages import clean_text
 
-if TYPE_CHECKING:
-    from agentkit.mcp_client import MCPToolkit
+MCP_TOOLKIT = ("agentkit.mcp_client", "MCPToolkit")
+"""Where `Toolkit.from_mcp` finds the MCP toolkit class, imported by name on the first call: the MCP client
+builds on `Tool` and `Toolkit`, so this module does not import it (imports flow one way)."""
 
 DEFAULT_TIMEOUT_S = 60.0
 ApprovalRule = bool | Callable[[dict[str, Any]], bool]
@@ -253,13 +255,15 @@ class Toolkit:
         return list(self._tools)
 
     @staticmethod
-    def from_mcp(server: str | list[str], **options: Any) -> MCPToolkit:
+    def from_mcp(server: str | list[str], **options: Any) -> Toolkit:
         """The tools of an MCP server: a stdio command ("python server.py" or a list of arguments) or a
         streamable-HTTP URL. Options as for `agentkit.mcp_client.MCPToolkit` (timeout_s, prefix, env,
-        headers, ...); close it (or use `with`) to stop the server. Needs `pip install 'agentkit[mcp]'`."""
-        from agentkit.mcp_client import MCPToolkit
+        headers, ...); close it (or use `with`) to stop the server. Needs `pip install 'agentkit[mcp]'`.
 
-        return MCPToolkit(server, **options)
+        The kit is an `agentkit.mcp_client.MCPToolkit` (construct that directly for its type)."""
+        module, name = MCP_TOOLKIT
+        kit: Toolkit = getattr(importlib.import_module(module), name)(server, **options)
+        return kit
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self.tools())

@@ -11,7 +11,6 @@ from a log encodes its next turn the same way).
 from __future__ import annotations
 
 import fcntl
-import json
 import logging
 import os
 import time
@@ -19,14 +18,20 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from agentkit.jsontext import MAX_JSON_DEPTH, loads_bounded
 from agentkit.messages import Message, Usage, clean_text, new_id
 from agentkit.models.protocol import TokenRecord
 from agentkit.records import Records
 
 SCHEMA_VERSION = 3  # 2: the `policy` record (agentkit.records.POLICY); 3: `tools_offered`
 _PREFIX_WINDOW = 8  # how many of the latest turns with token ids a new prompt may continue
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""The longest line of a JSONL log `iter_jsonl` reads; a longer one is skipped (read past in pieces)."""
+MAX_RECORD_DEPTH = MAX_JSON_DEPTH + 28
+"""The deepest nesting of a logged record `iter_jsonl` reads: a call's arguments (at most
+`agentkit.jsontext.MAX_JSON_DEPTH`) inside a trajectory's own levels."""
 log = logging.getLogger(__name__)
 
 
@@ -106,6 +111,14 @@ class Trajectory(BaseModel):
     duration_s: float = 0.0
 
     _clean = field_validator("task", "answer", "model")(lambda value: clean_text(value))
+
+    @model_validator(mode="after")
+    def _turns_extend_earlier_turns(self) -> Trajectory:
+        """A turn may only extend a turn before it (so rebuilding a prompt always ends)."""
+        for i, turn in enumerate(self.turns):
+            if turn.extends is not None and not 0 <= turn.extends < i:
+                raise ValueError(f"turn {i} extends turn {turn.extends}, which does not come before it")
+        return self
 
     # -- building -------------------------------------------------------------------------------
     def add_turn(
@@ -227,13 +240,27 @@ def append_jsonl(path: str | os.PathLike[str], trajectory: Trajectory) -> None:
 
 
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
-    """Read trajectories from a log, skipping torn or corrupted lines with a warning."""
+    """Read trajectories from a log, skipping torn, corrupted or oversized lines with a warning.
+
+    Linear in the log's size and bounded per line: a line longer than `MAX_RECORD_BYTES` is read past in
+    pieces, never held whole, and one nested deeper than `MAX_RECORD_DEPTH` is refused by a linear scan
+    before it is decoded."""
     with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, start=1):
+        lineno = 0
+        while True:
+            raw = f.readline(MAX_RECORD_BYTES + 1)
+            if not raw:
+                break
+            lineno += 1
+            if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+                while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass
+                log.warning("skipping a record of more than %d bytes at %s:%d", MAX_RECORD_BYTES, path, lineno)
+                continue
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw)
+                data = loads_bounded(raw, max_chars=MAX_RECORD_BYTES, max_depth=MAX_RECORD_DEPTH)
                 version = data.get("schema_version", 0) if isinstance(data, dict) else 0
                 if isinstance(version, int) and version > SCHEMA_VERSION:
                     raise NewerSchemaError(
@@ -243,7 +270,7 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
                 yield Trajectory.model_validate(data)
             except NewerSchemaError:
                 raise
-            except (ValueError, ValidationError, UnicodeDecodeError) as exc:
+            except (ValueError, ValidationError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
                 log.warning("skipping unreadable record at %s:%d (%s)", path, lineno, type(exc).__name__)
 
 

@@ -30,6 +30,16 @@ from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult, tracing_from_
 from agentkit.approval import ApprovalPolicy, Decision, approve, deny, policy_from_spec
 from agentkit.builtin_tools import builtin_tools, parse_tool_names
 from agentkit.cli.console import EventPrinter, format_call, load_model
+from agentkit.cli.memory_options import (
+    CHECKS_OPTION,
+    MEMORY_OPTION,
+    PACING_OPTION,
+    REPAIRS_OPTION,
+    alias_option,
+    memory_model,
+    memory_paths,
+    open_memory,
+)
 from agentkit.cli.slash import CommandHandler as CommandHandler
 from agentkit.cli.slash import SlashCommand, commands_of, slash_command
 from agentkit.cost import format_cost
@@ -61,7 +71,7 @@ MAX_TOKENS_OPTION = typer.Option(None, "--max-tokens", min=1, help="Most tokens 
 MCP_OPTION = typer.Option(None, "--mcp", help="Add an MCP server's tools: a command (\"python server.py\") or a "
                           "streamable-HTTP URL; repeatable (needs agentkit[mcp])")
 SELECT_TOOLS_OPTION = typer.Option(0, "--select-tools", min=0, help="Show the model only the N tools nearest each "
-                                   "request (0: all). Small models choose better among few; needs agentkit[memory]")
+                                   "request (0: all): fewer look-alikes to confuse; needs agentkit[memory]")
 ASK_OPTION = typer.Option(DEFAULT_ASK, "--ask", help="Tools whose calls wait for your y/n/always: 'writes' (tools "
                           "not marked read-only), 'all', 'none', or comma-separated names")
 OTEL_OPTION = typer.Option(False, "--otel", help="OpenTelemetry spans: OTLP to OTEL_EXPORTER_OTLP_ENDPOINT if set, "
@@ -453,21 +463,19 @@ def register(app: typer.Typer) -> None:
         planner: str = typer.Option("react", "--planner", help="react or map-then-act (/map shows the map)"),
         ask: str = ASK_OPTION,
         otel: bool = OTEL_OPTION,
-        skills: Path | None = typer.Option(None, "--skills", help="Use and grow the skill library in this folder"),
-        notes: Path | None = typer.Option(None, "--notes", help="Show relevant notes of the mistake notebook in "
-                                          "this folder"),
-        pacing: Path | None = typer.Option(None, "--pacing", help="Learned per-phase call limits (a pacing.json of "
-                                           "`agentkit learn`)"),
-        repairs: Path | None = typer.Option(None, "--repairs", help="Learned repairs shown after a failed call (a "
-                                            "repairs.json of `agentkit learn`)"),
-        checks: Path | None = typer.Option(None, "--checks", help="Learned SQL shape checks of a confirmed query (a "
-                                           "checks.json of `agentkit learn`)"),
+        memory: Path | None = MEMORY_OPTION,
+        skills: Path | None = alias_option("skills", "Use and grow the skill library in this folder"),
+        notes: Path | None = alias_option("notes", "Show relevant notes of the mistake notebook in this folder"),
+        pacing: Path | None = PACING_OPTION,
+        repairs: Path | None = REPAIRS_OPTION,
+        checks: Path | None = CHECKS_OPTION,
         session: str | None = typer.Option(None, "--session", help="Save the conversation under NAME and resume "
                                            "it next time"),
         mcp: list[str] | None = MCP_OPTION,
         select_tools: int = SELECT_TOOLS_OPTION,
     ) -> None:
         """Chat with a tool-using agent in the terminal (offline by default, on the embedded model)."""
+        model = memory_model(model, memory)
         config = ChatConfig(model=model, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps,
                             log=log, planner=planner, temperature=temperature, max_tokens=max_tokens, ask=ask,
                             otel=otel)
@@ -475,7 +483,7 @@ def register(app: typer.Typer) -> None:
             extensions, commands, history, on_turn = memory_and_skills(skills=skills, notes=notes, session=session,
                                                                        model=model, pacing=pacing,
                                                                        repairs=repairs, checks=checks,
-                                                                       select_tools=select_tools)
+                                                                       select_tools=select_tools, memory=memory)
             mcp_kits = connect_mcp(mcp or [])
         except (ValueError, OSError, ImportError, RuntimeError) as exc:
             Console(stderr=True, highlight=False).print(Text(f"error: {exc}", style="red"))
@@ -492,10 +500,12 @@ def register(app: typer.Typer) -> None:
 def connect_mcp(servers: Sequence[str]) -> list[MCPToolkit]:
     """Connect to the MCP servers named by `--mcp` (commands or URLs); on a failure, close the ones
     already started and raise (MCPConnectionError, or MissingExtraError without agentkit[mcp])."""
+    from agentkit.mcp_client import MCPToolkit
+
     kits: list[MCPToolkit] = []
     try:
         for server in servers:
-            kits.append(Toolkit.from_mcp(server))
+            kits.append(MCPToolkit(server))
     except BaseException:
         for kit in kits:
             kit.close()
@@ -514,28 +524,23 @@ def tool_selection(top_k: int) -> list[Extension]:
 
 def memory_and_skills(
     *, skills: Path | None, notes: Path | None, session: str | None, model: str, pacing: Path | None = None,
-    repairs: Path | None = None, checks: Path | None = None, select_tools: int = 0,
+    repairs: Path | None = None, checks: Path | None = None, select_tools: int = 0, memory: Path | None = None,
 ) -> tuple[list[Extension], dict[str, SlashCommand], list[Message], list[Callable[[ChatSession, RunResult], None]]]:
-    """The extensions, extra commands, resumed history and per-turn hooks that `--skills`, `--notes`,
-    `--checks`, `--repairs`, `--pacing`, `--select-tools` and `--session` ask for."""
+    """The extensions, extra commands, resumed history and per-turn hooks that `--memory` (and its aliases
+    `--skills`, `--notes`, `--checks`, `--repairs`, `--pacing`), `--select-tools` and `--session` ask for; a
+    skill library also gets its /skills command."""
     extensions: list[Extension] = tool_selection(select_tools)
     commands: dict[str, SlashCommand] = {}
     history: list[Message] = []
     on_turn: list[Callable[[ChatSession, RunResult], None]] = []
-    if skills is not None:
+    learned = memory_paths(memory, skills=skills, notes=notes, checks=checks, repairs=repairs, pacing=pacing)
+    if "skills" in learned:
         from agentkit.cli.skills_cmd import chat_commands, open_library
 
-        library = open_library(skills)
+        library = open_library(learned.pop("skills")[0])
         extensions.append(library)
         commands.update(chat_commands(library))
-    if notes is not None:
-        from agentkit.memory.notebook import MistakeNotebook
-
-        extensions.append(MistakeNotebook.open(notes))
-    if checks or repairs or pacing:
-        from agentkit.cli.eval_cmd import learned_files
-
-        extensions += learned_files(checks=checks, repairs=repairs, pacing=pacing)
+    extensions += open_memory(learned)
     if session is not None:
         from agentkit.memory.sessions import chat_persistence
 

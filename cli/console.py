@@ -2,11 +2,13 @@
 
 `EventPrinter` streams model text as it arrives (hiding text-protocol tool-call markup, which is
 shown as a tool line instead), prints each tool call and its result as dim lines, context that
-extensions add, phase changes, and how a run ended.
+extensions add, phase changes, and how a run ended. A call the model wrote but that could not be read
+is one quiet line (`UNREADABLE_CALL`); what was wrong with it stays in the trajectory and the debug log.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -27,6 +29,8 @@ from agentkit.events import (
 )
 from agentkit.models import Model, resolve_model
 
+UNREADABLE_CALL = "· a tool call could not be read; the model was asked to write it again"
+log = logging.getLogger(__name__)
 _CALL_MARKUP = re.compile(r"<\s*/?\s*(?:tool|function)[_\- ]?call", re.I)
 _HOLD_BACK = 16  # characters kept back while they might be the start of "<tool_call>"
 _BARE_CALL_START = ("{", "```", "[{")  # a reply that starts so is held until the turn says whether it was a call
@@ -124,13 +128,15 @@ class EventPrinter:
         self._line_open = not visible.endswith("\n")
 
     def _end_turn(self, event: ModelTurn) -> None:
-        bare_call = self._turn_text.lstrip().startswith(_BARE_CALL_START) and event.turn.output.tool_calls
-        if self.show_text and not self._hidden and not bare_call:
-            self._emit(self._turn_text)  # whatever was held back
-        if event.turn.output.tool_calls or event.turn.output.parse_error:
+        output = event.turn.output
+        held = self._turn_text.lstrip().startswith(_BARE_CALL_START)
+        if self.show_text and not self._hidden and not (held and (output.tool_calls or output.parse_error)):
+            self._emit(self._turn_text)  # whatever was held back, unless it was a call (read or not)
+        if output.tool_calls or output.parse_error:
             self.finish()
-        if event.turn.output.parse_error:
-            self._line(Text(f"(unreadable tool call: {short(event.turn.output.parse_error, 200)})", style="yellow"))
+        if output.parse_error:  # the detail is in the trajectory (and the debug log), not on the user's screen
+            log.debug("unreadable tool call: %s", output.parse_error)
+            self._line(Text(UNREADABLE_CALL, style="dim"))
         self._turn_text, self._shown, self._hidden = "", 0, False
 
     def _line(self, text: Text) -> None:

@@ -5,8 +5,11 @@
     agentkit eval --env textgame --game coin --model oracle
 
 Repeating --planner compares configurations side by side; `recipe` (sql only) is the four-phase
-TRUST-SQL recipe. `--model oracle` replays each task's expected actions: the upper bound the harness
-allows, which validates the reward code.
+TRUST-SQL recipe, `single-shot` (sql only) the naive baseline: one completion with no tools, its SQL
+block executed (use it with `--schema full`, the whole schema in the prompt), and `draft` (sql only) the
+agent that drafts the query in one completion first and repairs it in the loop (`agentkit.sql.draft`).
+`--model oracle` replays each task's expected actions: the upper bound the harness allows, which validates
+the reward code.
 """
 
 from __future__ import annotations
@@ -18,7 +21,18 @@ from typing import Any
 
 import typer
 
-PLANNERS = ("react", "map-then-act", "recipe")
+from agentkit.cli.memory_options import (
+    CHECKS_OPTION,
+    MEMORY_OPTION,
+    NOTES_OPTION,
+    PACING_OPTION,
+    REPAIRS_OPTION,
+    SKILLS_OPTION,
+    learned_extensions,
+    memory_model,
+)
+
+PLANNERS = ("react", "map-then-act", "recipe", "single-shot", "draft")
 ENVS = ("sql", "tooluse", "textgame")
 
 TOOL_INSTRUCTIONS = (
@@ -32,8 +46,8 @@ SQL_INSTRUCTIONS_PLAIN = (
 
 
 SCHEMA_HELP = ("sql: 'digest' shows each question the CREATE TABLEs it likely needs and the values it names; "
-               "'tables' the CREATE TABLEs only; 'hidden' makes the agent find the schema with the tools (the "
-               "four-phase recipe).")
+               "'tables' the CREATE TABLEs only (within a budget); 'full' every CREATE TABLE; 'hidden' makes the "
+               "agent find the schema with the tools (the four-phase recipe).")
 
 
 def load_environment(env: str, tasks: Path | None, *, db: Path | None = None, game: str = "coin",
@@ -71,48 +85,10 @@ def _bad(message: str) -> Any:
     raise typer.BadParameter(message)
 
 
-def _extension(kind: str, path: Path | None) -> Any:
-    """Open a skill library or mistake notebook, or say clearly why it cannot be."""
-    if path is None:
-        return None
-    import importlib
-
-    cls = "SkillLibrary" if kind == "skills" else "MistakeNotebook"
-    modules = ("agentkit.skills",) if kind == "skills" else ("agentkit.memory.notebook", "agentkit.memory")
-    problems = []
-    for module in modules:
-        try:
-            opener = getattr(importlib.import_module(module), cls)
-        except (ImportError, AttributeError) as exc:
-            problems.append(f"{module}: {exc}")
-            continue
-        return opener.open(path)
-    raise typer.BadParameter(f"--{kind} needs {cls}, which is not available here ({'; '.join(problems)})")
-
-
-def learned_files(**paths: Path | None) -> list[Any]:
-    """Load what `agentkit learn` wrote to files (`checks=`, `repairs=`, `pacing=` paths; None: not asked
-    for), as extensions in that order, or say clearly why one cannot be."""
-    from agentkit.pacing import Pacing
-    from agentkit.repairs import Repairs
-    from agentkit.sql.shape import ShapeChecks
-
-    kinds: dict[str, Any] = {"checks": ShapeChecks, "repairs": Repairs, "pacing": Pacing}
-    loaded = []
-    for option, path in paths.items():
-        if path is None:
-            continue
-        try:
-            loaded.append(kinds[option].load(path))
-        except (OSError, ValueError) as exc:
-            raise typer.BadParameter(f"--{option}: {exc}") from exc
-    return loaded
-
-
 def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings: Any, explore_steps: int,
                   map_steps: int, skills: Any = None, notes: Any = None, learned: Sequence[Any] = (),
                   persist_priors: bool = True,
-                  refresh_priors: bool = False, priors_cache: Any = None) -> Callable[[list[Any]], Any]:
+                  refresh_priors: bool = False, priors_cache: Any = None, votes: int = 1) -> Callable[[list[Any]], Any]:
     """How one configuration builds its agent from an episode's tools. One planner serves every episode,
     so exploration runs once per environment; priors persist (under `priors_cache`, default the agentkit
     home) unless `persist_priors` is False."""
@@ -130,10 +106,26 @@ def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings
         extra.append(SQLRunRecorder())
         if config == "recipe":
             instructions = SQL_INSTRUCTIONS
-    elif config == "recipe":
-        raise typer.BadParameter("--planner recipe (the four-phase SQL recipe) needs --env sql")
+    elif config in ("recipe", "single-shot"):
+        raise typer.BadParameter(f"--planner {config} needs --env sql")
+    if config == "single-shot":  # the baseline: one completion, no tools, its SQL block executed
+        from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT
+
+        if getattr(env, "schema", "hidden") == "hidden":
+            raise typer.BadParameter("--planner single-shot needs the schema shown (--schema full, tables or digest)")
+
+        def single(tools: list[Any]) -> Any:
+            return Agent(model, [], instructions=SQL_INSTRUCTIONS_SINGLE_SHOT, max_steps=1, settings=settings)
+
+        return single
 
     planner: Any = "react"
+    if config == "draft":
+        if not is_sql:
+            raise typer.BadParameter("--planner draft needs --env sql")
+        from agentkit.sql.draft import SQLDraftPlanner
+
+        planner = SQLDraftPlanner(votes=votes)
     if config == "map-then-act":
         planner = MapThenActPlanner(env, explore_steps=explore_steps, map_steps=map_steps,
                                     cache=priors_cache if persist_priors else False, refresh=refresh_priors)
@@ -155,21 +147,21 @@ def register(app: typer.Typer) -> None:
                                    "BFCL-style JSON/JSONL; textgame: JSON spec). Default: the shipped set."),
         model: str = typer.Option("local:default", "--model", help="Model string, or 'oracle'."),
         planner: list[str] = typer.Option(["react"], "--planner",
-                                          help="react, map-then-act or recipe (sql); repeat to compare."),
-        skills: Path | None = typer.Option(None, "--skills", help="A skill library folder to use."),
-        notes: Path | None = typer.Option(None, "--notes", help="A mistake notebook folder to use."),
-        pacing: Path | None = typer.Option(None, "--pacing", help="Learned per-phase call limits (a pacing.json "
-                                           "of `agentkit learn`)."),
-        checks: Path | None = typer.Option(None, "--checks", help="Learned SQL shape checks of a confirmed query "
-                                           "(a checks.json of `agentkit learn`)."),
-        repairs: Path | None = typer.Option(None, "--repairs", help="Learned repairs shown after a failed call (a "
-                                            "repairs.json of `agentkit learn`)."),
+                                          help="react, map-then-act, or for sql recipe, single-shot or draft; "
+                                          "repeat to compare."),
+        memory: Path | None = MEMORY_OPTION,
+        skills: Path | None = SKILLS_OPTION,
+        notes: Path | None = NOTES_OPTION,
+        pacing: Path | None = PACING_OPTION,
+        checks: Path | None = CHECKS_OPTION,
+        repairs: Path | None = REPAIRS_OPTION,
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Tasks run at once (threads; a local model "
                                          "gets as many llama.cpp slots)."),
         limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
         difficulty: str | None = typer.Option(None, "--difficulty", help="Only tasks of this difficulty (sql)."),
         schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
         max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most act-loop model calls per task."),
+        votes: int = typer.Option(1, "--votes", min=1, help="draft: drafts that vote by their results (1: greedy)."),
         max_tokens: int | None = typer.Option(None, "--max-tokens", help="Most tokens per model reply."),
         temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
         explore_steps: int = typer.Option(3, "--explore-steps", min=0, help="map-then-act exploration budget."),
@@ -206,8 +198,8 @@ def register(app: typer.Typer) -> None:
             todo = todo[:limit]
         if not todo:
             raise typer.BadParameter("no tasks left to run (check --difficulty / --limit)")
-        skill_lib, notebook = _extension("skills", skills), _extension("notes", notes)
-        learned = learned_files(checks=checks, repairs=repairs, pacing=pacing)
+        attached = learned_extensions(memory, skills=skills, notes=notes, checks=checks, repairs=repairs, pacing=pacing)
+        model = memory_model(model, memory)
         if model == "oracle":
             the_model: Any = oracle_model(todo, oracle_script_for(environment))
         else:
@@ -227,9 +219,9 @@ def register(app: typer.Typer) -> None:
                     progress.advance(bar)
 
                 build = agent_factory(config, environment, the_model, max_steps=max_steps, settings=settings,
-                                      explore_steps=explore_steps, map_steps=map_steps, skills=skill_lib,
-                                      notes=notebook, learned=learned, persist_priors=model != "oracle",
-                                      refresh_priors=refresh_priors)
+                                      explore_steps=explore_steps, map_steps=map_steps, learned=attached,
+                                      persist_priors=model != "oracle",
+                                      refresh_priors=refresh_priors, votes=votes)
                 runs.append(evaluate(environment, EvalConfig(config, build), tasks=todo, concurrency=concurrency,
                                      log=out_dir / f"trajectories-{config}.jsonl",
                                      on_result=advance))

@@ -8,8 +8,8 @@
 The out folder holds the learned artefacts (skills/, notes/, checks.json, repairs.json, pacing.json,
 adapter/), every trajectory as
 JSONL (trajectories/), report.html, learning_curve.png and summary.json. Use them right away:
-`agentkit chat --skills OUT/skills --notes OUT/notes --repairs OUT/repairs.json --pacing OUT/pacing.json
---model local:NAME+OUT/adapter`.
+`agentkit chat --model local:NAME --memory OUT` attaches what the run kept (`agentkit.memory.load`), the
+adapter too when NAME is the model it trained.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
         temperature: float = typer.Option(0.0, "--temperature", help="Sampling in the skills and notes runs (rl "
                                           "samples at its own temperature; evaluations are greedy)."),
         notes_threshold: float = typer.Option(0.4, "--notes-threshold", help="Note retrieval cosine "
-                                               "(0.4: chosen by tests/benchmarks/bench_note_threshold.py)."),
+                                               "(0.4; why: docs/decisions.md#notes)."),
         notes_analyst: str = typer.Option("environment", "--notes-analyst", help="Who writes the notes: "
                                           "'environment' (sql: a comparison of each failed query with the gold "
                                           "query; other environments: the model) or 'model'."),
@@ -155,4 +155,5 @@ def register(app: typer.Typer) -> None:
                  f"--repairs {report.artefacts['repairs']}" if "repairs" in report.artefacts else "",
                  f"--pacing {report.artefacts['pacing']}" if "pacing" in report.artefacts else "",
                  f"--model {model}+{report.artefacts['adapter']}" if "adapter" in report.artefacts else ""]
-        console.print("use them: agentkit chat " + " ".join(h for h in hints if h))
+        console.print(f"use them: agentkit chat --model {model} --memory {out}")
+        console.print("  (or one by one: " + " ".join(h for h in hints if h) + ")")

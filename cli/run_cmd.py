@@ -33,6 +33,7 @@ from agentkit.cli.chat import (
     tool_selection,
 )
 from agentkit.cli.console import EventPrinter, format_call, load_model
+from agentkit.cli.memory_options import MEMORY_OPTION
 from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
 from agentkit.tools import ToolDefinitionError
@@ -59,16 +60,18 @@ def run_task(
     mcp: Sequence[str] = (),
     ask: str = "none",
     select_tools: int = 0,
+    memory: Path | None = None,
 ) -> int:
     """Run `task` once and print the outcome; returns the exit code. Calls of the tools named by `ask`
     need approval, which a one-shot run cannot give: the run stops before them (exit 1). `select_tools`
-    > 0 shows the model only that many tools, those nearest the task."""
+    > 0 shows the model only that many tools, those nearest the task. `memory` is a learn run's folder
+    whose artefacts are attached (`agentkit.memory.load`)."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     mcp_kits: list[MCPToolkit] = []
     try:
         return _run_task(task, err, mcp_kits, model=model, tools=tools, allow_dir=allow_dir, system=system,
                          max_steps=max_steps, log=log, as_json=as_json, quiet=quiet, temperature=temperature,
-                         max_tokens=max_tokens, mcp=mcp, ask=ask, select_tools=select_tools)
+                         max_tokens=max_tokens, mcp=mcp, ask=ask, select_tools=select_tools, memory=memory)
     finally:
         for kit in mcp_kits:
             kit.close()
@@ -77,16 +80,22 @@ def run_task(
 def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str, tools: str, allow_dir: Path | None,
               system: str | None, max_steps: int, log: Path | None, as_json: bool, quiet: bool,
               temperature: float | None, max_tokens: int | None, mcp: Sequence[str], ask: str,
-              select_tools: int) -> int:
+              select_tools: int, memory: Path | None) -> int:
     try:
         if allow_dir is not None and not allow_dir.is_dir():
             raise ValueError(f"--allow-dir {allow_dir} is not a directory")
+        extensions = tool_selection(select_tools)
+        if memory is not None:
+            from agentkit.memory.load import load_memory, memory_model
+
+            extensions += load_memory(memory)
+            model = memory_model(model, memory)
         mcp_kits.extend(connect_mcp(mcp))
         loaded = load_model(model, err)
         settings = GenerationSettings(temperature=temperature, max_tokens=max_tokens)
         agent = build_agent(loaded, tools=tools, allow_dir=allow_dir, extra_tools=mcp_kits, system=system,
                             max_steps=max_steps, log=log, settings=settings, approval=policy_from_spec(ask),
-                            extensions=tool_selection(select_tools))
+                            extensions=extensions)
     except (ModelConfigError, ToolDefinitionError, ValueError, ImportError, OSError, RuntimeError) as exc:
         err.print(Text(f"error: {exc}", style="red"))
         return EXIT_CONFIG
@@ -147,9 +156,10 @@ def register(app: typer.Typer) -> None:
         ask: str = typer.Option("none", "--ask", help="Stop before calls of these tools (none, writes, all, or "
                                 "names): a one-shot run cannot ask for approval"),
         select_tools: int = SELECT_TOOLS_OPTION,
+        memory: Path | None = MEMORY_OPTION,
     ) -> None:
         """Run one task and print the answer (exit 0), or 1 without an answer, 2 on a configuration error."""
         raise typer.Exit(run_task(task, model=model, tools=tools, allow_dir=allow_dir, system=system,
                                   max_steps=max_steps, log=log, as_json=as_json, quiet=quiet,
                                   temperature=temperature, max_tokens=max_tokens, mcp=mcp or [], ask=ask,
-                                  select_tools=select_tools))
+                                  select_tools=select_tools, memory=memory))

@@ -66,6 +66,9 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the command and exit"),
         startup_timeout: float = typer.Option(1800.0, "--startup-timeout", help="Seconds to wait for /health"),
         log: Path | None = typer.Option(None, "--log", help="Write the server's output here (default: a temp file)"),
+        memory: Path | None = typer.Option(None, "--memory", help="A learn run's folder (`agentkit learn --out "
+                                           "DIR`): serve the LoRA adapter it kept; clients attach the rest with "
+                                           "`agentkit chat --memory DIR`"),
     ) -> None:
         from rich.console import Console
 
@@ -92,6 +95,18 @@ def register(app: typer.Typer) -> None:
         console = Console()
         err = Console(stderr=True)
         notes: list[str] = []
+        if memory is not None:
+            from agentkit.memory.load import memory_adapter
+
+            try:
+                adapter = memory_adapter(memory)
+            except ValueError as error:
+                err.print(f"[red]--memory:[/] {error}")
+                raise typer.Exit(2) from None
+            lora = [*lora, str(adapter)] if adapter is not None else lora
+            notes.append(f"--memory {memory}: " + (f"serving its adapter {adapter}" if adapter is not None else
+                                                    "no adapter kept (its other artefacts attach on the client)"))
+        client = f" --memory {memory}" if memory is not None else ""  # what `agentkit chat` needs besides the model
         try:
             python = vllm_python(vllm_python_path)
             found = vllm_distribution(python)
@@ -138,7 +153,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"[dim]- {note}[/]")
         console.print(plan.command_line(), markup=False, highlight=False, soft_wrap=True)
         if dry_run:
-            console.print(f"[dim]agentkit chat --model {plan.model_spec}[/]")
+            console.print(f"[dim]agentkit chat --model {plan.model_spec}{client}[/]")
             return
 
         server = VLLMServer(plan, startup_timeout=startup_timeout, log_path=log)
@@ -158,7 +173,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(130) from None
         console.print(f"[green]ready[/] in {time.monotonic() - started:.0f} s at {plan.base_url}  "
                       f"(model name: {plan.served_name}; log: {server.log_path})")
-        console.print(f"use it:  agentkit chat --model {plan.model_spec}")
+        console.print(f"use it:  agentkit chat --model {plan.model_spec}{client}")
         console.print("[dim]Ctrl-C stops the server[/]")
         try:
             code = server.wait()

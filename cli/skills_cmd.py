@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import typer
 
@@ -14,8 +14,17 @@ from agentkit.cli.slash import SlashCommand
 from agentkit.records import SKILLS, SkillsRecord
 
 if TYPE_CHECKING:
-    from agentkit.cli.chat import ChatSession
+    from rich.console import Console
+
     from agentkit.skills import SkillLibrary
+    from agentkit.trajectory import Trajectory
+
+
+class ChatSession(Protocol):
+    """What the /skills command uses of a chat session (`agentkit.cli.chat.ChatSession`)."""
+
+    console: Console
+    trajectories: list[Trajectory]
 
 LIBRARY_HELP = "Skill library folder; default $AGENTKIT_HOME/skills."
 INDEX_HELP = "chromadb server URL for the index (remembered by the library); default: a folder inside it."

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from agentkit.cli.chat import ChatSession
-
-CommandHandler = Callable[["ChatSession", str], bool | None]
-"""Called with the session and the text after the command name; returns True to end the chat."""
+CommandHandler = Callable[[Any, str], bool | None]
+"""Called with the chat session (`agentkit.cli.chat.ChatSession`, which builds on this module, so it is not
+named here; a handler annotates its own first parameter) and the text after the command name; returns True
+to end the chat."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from agentkit.cli.memory_options import MEMORY_OPTION, learned_extensions, memory_model
+
 OBSERVATION_LINES = 12
 
 
@@ -24,20 +26,32 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(5.0, "--timeout", help="Seconds allowed per query."),
         embed: bool = typer.Option(True, "--embed/--no-embed", help="Search columns by meaning (MiniLM)."),
         log: Path | None = typer.Option(None, "--log", help="Append the trajectory to this JSONL file."),
-        schema: str = typer.Option("digest", "--schema", help="'digest': show the CREATE TABLEs the question "
-                                   "likely needs and the values it names up front; 'tables': the CREATE TABLEs "
-                                   "only; 'hidden': find the schema with the tools alone."),
+        planner: str = typer.Option("draft", "--planner", help="'draft': write the query in one completion, "
+                                    "repair it while it fails, let drafts vote (agentkit.sql.draft); 'react': "
+                                    "explore, query and confirm with the tools from the first step."),
+        votes: int = typer.Option(5, "--votes", min=1, help="draft: drafts that vote by their results."),
+        schema: str | None = typer.Option(None, "--schema", help="'digest': show the CREATE TABLEs the question "
+                                          "likely needs and the values it names up front (react's default); "
+                                          "'tables': the CREATE TABLEs only (draft's default); 'full': every "
+                                          "CREATE TABLE; 'hidden': find the schema with the tools alone."),
+        memory: Path | None = MEMORY_OPTION,
     ) -> None:
-        """Answer QUESTION over the database: with the likely tables shown (default), write, check and
-        confirm a query; with --schema hidden, the explore → propose → generate → confirm recipe."""
+        """Answer QUESTION over the database: draft the query, repair it while it fails and confirm the one
+        the drafts agree on (default); with --planner react, write, check and confirm it with the tools; with
+        --schema hidden, the explore → propose → generate → confirm recipe."""
         from agentkit.events import ModelTurn, RunFinished, ToolFinished, ToolStarted
         from agentkit.models.protocol import ModelConfigError
         from agentkit.sql import SchemaToolkit, sql_agent, sql_task_prompt
         from agentkit.sql.digest import SCHEMA_MODES, schema_context
+        from agentkit.sql.draft import SQLDraftPlanner
         from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN
 
+        if planner not in ("draft", "react"):
+            raise typer.BadParameter(f"--planner must be draft or react, not {planner!r}")
+        schema = schema or ("tables" if planner == "draft" else "digest")
         if schema not in SCHEMA_MODES:
             raise typer.BadParameter(f"--schema must be one of {', '.join(SCHEMA_MODES)}, not {schema!r}")
+        extensions = learned_extensions(memory)  # what a learn run kept, opened before the database
 
         try:
             kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout)
@@ -47,8 +61,9 @@ def register(app: typer.Typer) -> None:
         if embed and kit.embed is None:
             typer.echo("(column search is lexical: the embedding model is not available)", err=True)
         try:
-            agent = sql_agent(model, kit, max_steps=max_steps, log=log,
-                              instructions=SQL_INSTRUCTIONS if schema == "hidden" else SQL_INSTRUCTIONS_SHOWN)
+            agent = sql_agent(memory_model(model, memory), kit, max_steps=max_steps, log=log, extensions=extensions,
+                              instructions=SQL_INSTRUCTIONS if schema == "hidden" else SQL_INSTRUCTIONS_SHOWN,
+                              planner=SQLDraftPlanner(votes=votes) if planner == "draft" else "react")
         except ModelConfigError as exc:
             typer.echo(f"Model error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -1,4 +1,4 @@
-"""One batch step of Mistake Notebook Learning (METHODS.md §4, steps 1–7).
+"""One batch step of Mistake Notebook Learning (docs/methods.md#mistake-notebook, steps 1–7).
 
 1. answer the batch with the current notes → baseline rewards;
 2. keep the real failures (reward below `success_at`);
@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from agentkit.extras import require
 
@@ -33,8 +35,10 @@ from pydantic import ValidationError
 
 from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
+from agentkit.extensions import RunContext
 from agentkit.files import atomic_write
 from agentkit.jsontext import copies_placeholder, first_json_object
+from agentkit.memory.embeddings import Embedder
 from agentkit.memory.notes import FailureAnalyst, Note
 from agentkit.memory.prompts import (
     ANALYST_SYSTEM,
@@ -50,10 +54,52 @@ from agentkit.models.protocol import GenerationSettings, Model
 from agentkit.rewards import TaskRewardFn
 from agentkit.trajectory import Trajectory
 
-if TYPE_CHECKING:
-    from agentkit.memory.notebook import MistakeNotebook
-
 log = logging.getLogger(__name__)
+
+
+class Notebook(Protocol):
+    """What a learn step needs of its notebook: `agentkit.memory.notebook.MistakeNotebook`, which builds on this
+    module (its `learn` method runs a step here), so this module names the notebook by what it does."""
+
+    name: str
+    embedder: Embedder
+    notes: dict[str, Note]
+
+    @property
+    def backup_file(self) -> Path:
+        """Where the notebook as it was before the step is kept until the step is decided."""
+        ...
+
+    def before_run(self, run: RunContext) -> None:
+        """Show the notes relevant to the run's task."""
+        ...
+
+    def after_run(self, run: RunContext) -> None:
+        """Nothing: a notebook learns in steps."""
+        ...
+
+    def learn_lock(self) -> AbstractContextManager[None]:
+        """Exclusive across processes for one learn step."""
+        ...
+
+    def __iter__(self) -> Iterator[Note]:
+        ...
+
+    def similar_subjects(self, subject: str, threshold: float) -> list[tuple[Note, float]]:
+        """Notes whose subject is at least `threshold` similar to `subject`."""
+        ...
+
+    def snapshot(self) -> bytes | None:
+        """The notebook file's bytes (None when it does not exist)."""
+        ...
+
+    def save(self) -> None:
+        """Write the notes to the notebook file."""
+        ...
+
+    def restore_bytes(self, data: bytes | None) -> None:
+        """Put the notebook file back as `data` (a `snapshot`)."""
+        ...
 
 AgentSource = Agent | Callable[[Task], Agent]
 REFERENCE_KEYS = ("expected", "answer", "gold", "gold_sql", "sql", "solution")
@@ -128,7 +174,7 @@ def _reward(value: float | Mapping[str, float]) -> float:
     return float(value)
 
 
-def answer_batch(notebook: MistakeNotebook, tasks: Sequence[Task], reward_fn: TaskRewardFn, agent: AgentSource,
+def answer_batch(notebook: Notebook, tasks: Sequence[Task], reward_fn: TaskRewardFn, agent: AgentSource,
                  report: LearnReport, concurrency: int = 1) -> dict[str, tuple[float, Trajectory | None]]:
     """Run every task once with the notebook attached (`concurrency` at a time); reward by
     `reward_fn(task, trajectory)`. Results come back in the tasks' order."""
@@ -221,7 +267,7 @@ def _subject(data: dict[str, Any]) -> str:
     return subject
 
 
-def label_failures(notebook: MistakeNotebook, analyst: Analyst, failures: Sequence[tuple[Task, Trajectory | None]],
+def label_failures(notebook: Notebook, analyst: Analyst, failures: Sequence[tuple[Task, Trajectory | None]],
                    report: LearnReport, same_label_at: float) -> dict[str, list[tuple[Task, Trajectory | None]]]:
     """Step 3: a subject per failure; equal labels (or labels with cosine ≥ same_label_at) form a cluster."""
     clusters: dict[str, list[tuple[Task, Trajectory | None]]] = {}
@@ -301,7 +347,7 @@ def _without_placeholders(sections: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: TaskRewardFn,
+def learn(notebook: Notebook, tasks: Sequence[Task | Mapping[str, Any]], reward_fn: TaskRewardFn,
           agent: AgentSource, analyst: Model | str | FailureAnalyst | None = None, *, success_at: float = 1.0,
           merge_threshold: float = 0.9, max_retries: int = 2,
           analyst_settings: GenerationSettings | None = None,
@@ -335,7 +381,7 @@ def learn(notebook: MistakeNotebook, tasks: Sequence[Task | Mapping[str, Any]], 
                            concurrency=concurrency)
 
 
-def _learn_step(notebook: MistakeNotebook, batch: list[Task], reward_fn: TaskRewardFn, agent: AgentSource,
+def _learn_step(notebook: Notebook, batch: list[Task], reward_fn: TaskRewardFn, agent: AgentSource,
                 analyst: Model | str | FailureAnalyst | None, report: LearnReport, *, success_at: float,
                 merge_threshold: float, max_retries: int, analyst_settings: GenerationSettings | None,
                 baseline_results: Mapping[str, tuple[float, Trajectory | None]] | None,

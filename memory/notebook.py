@@ -1,4 +1,5 @@
-"""The mistake notebook (METHODS.md §4): generalisable notes distilled from failures, shown to later runs.
+"""The mistake notebook: generalisable notes distilled from failures, shown to later runs
+(docs/methods.md#mistake-notebook).
 
     notebook = MistakeNotebook.open("~/.agentkit/notes")
     agent = Agent("local:smollm2-135m", extensions=[notebook])  # relevant notes go into the system prompt
@@ -35,9 +36,9 @@ if TYPE_CHECKING:
 
 NOTEBOOK_FORMAT = "agentkit.notebook"
 DEFAULT_THRESHOLD = 0.4
-"""Least task–subject cosine for a note to be shown. METHODS.md's ~0.7 never fires with the packaged MiniLM:
-on the shipped SQL tasks relevant subjects score a median 0.34 (max 0.59), irrelevant ones 0.19; 0.4 is the
-highest threshold within 10% of the best F1 (tests/benchmarks/bench_note_threshold.py, RESULTS.md)."""
+"""Least task–subject cosine for a note to be shown: the highest threshold within 10% of the best F1 of
+"a relevant note is shown" on the shipped SQL tasks with the packaged MiniLM (the published ~0.7 never fires
+with it). Why: docs/decisions.md#notes"""
 log = logging.getLogger(__name__)
 
 

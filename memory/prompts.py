@@ -1,4 +1,4 @@
-"""The prompts of the mistake notebook (METHODS.md §4), kept as data."""
+"""The prompts of the mistake notebook (docs/methods.md#mistake-notebook), kept as data."""
 
 from agentkit.jsontext import template_placeholders
 
@@ -63,6 +63,6 @@ Agent's attempt:
 
 RETRY_PROMPT = "Your reply could not be used: {error}. Answer again with the JSON object only."
 
-# The note template's placeholder texts (read from it, so they cannot drift): a small analyst copies them
-# back (the 0.5B default model did, in every section), and a copied section is not a note.
+# The note template's placeholder texts (read from it, so they cannot drift): an analyst may copy them
+# back, and a copied section is not a note.
 NOTE_PLACEHOLDERS = template_placeholders(NOTE_PROMPT)

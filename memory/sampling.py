@@ -8,8 +8,8 @@ kept, and a majority vote on their answers breaks the tie.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from agentkit.extras import require
 
@@ -19,11 +19,32 @@ import numpy as np
 
 from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
+from agentkit.extensions import RunContext
+from agentkit.memory.embeddings import Embedder
+from agentkit.memory.notes import Note
 from agentkit.records import NOTES, SAMPLES, NotesRecord, SamplesRecord
 from agentkit.trajectory import Trajectory
 
-if TYPE_CHECKING:
-    from agentkit.memory.notebook import MistakeNotebook
+
+class Notebook(Protocol):
+    """What sampling needs of a notebook: `agentkit.memory.notebook.MistakeNotebook`, whose `choose` method
+    calls `choose` here, so this module names the notebook by what it does."""
+
+    name: str
+    embedder: Embedder
+
+    @property
+    def notes(self) -> Mapping[str, Note]:
+        """The notes by id."""
+        ...
+
+    def before_run(self, run: RunContext) -> None:
+        """Show the notes relevant to the run's task."""
+        ...
+
+    def after_run(self, run: RunContext) -> None:
+        """Nothing: a notebook learns in steps."""
+        ...
 
 
 def candidate_text(trajectory: Trajectory) -> str:
@@ -41,7 +62,7 @@ def _normalise(answer: str | None) -> str:
     return " ".join((answer or "").lower().split()).rstrip(".")
 
 
-def choose(results: Sequence[RunResult], notebook: MistakeNotebook, margin: float = 0.05) -> int:
+def choose(results: Sequence[RunResult], notebook: Notebook, margin: float = 0.05) -> int:
     """Index of the preferred candidate; the decision is recorded on its trajectory (`agentkit.records.SAMPLES`).
 
     Candidates whose highest cosine to an anti-pattern of the shown notes is within `margin` of the
@@ -74,7 +95,7 @@ def choose(results: Sequence[RunResult], notebook: MistakeNotebook, margin: floa
     return chosen
 
 
-def best_of_n(agent: Agent, task: str | Task, n: int, notebook: MistakeNotebook, **run_options: Any) -> RunResult:
+def best_of_n(agent: Agent, task: str | Task, n: int, notebook: Notebook, **run_options: Any) -> RunResult:
     """Run `task` n times with the notebook attached and return the preferred candidate (see `choose`).
 
     Use a sampling temperature above 0 in the agent's settings, or the candidates will be identical.

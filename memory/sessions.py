@@ -6,11 +6,17 @@
 
 One row per session in `sessions`, one row per message (JSON) in `messages`; WAL mode, and every save
 is one transaction, so a crash leaves the previous version of the session intact.
+
+Reading a session file someone else wrote (or one that was damaged) is bounded: a stored message longer
+than `MAX_MESSAGE_CHARS`, or one that is not a valid message, is skipped with a warning; metadata longer
+than `MAX_METADATA_CHARS`, nested deeper than `agentkit.jsontext.MAX_JSON_DEPTH` or not an object reads as
+empty. Neither is loaded into memory whole before its length is checked.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -20,10 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.home import agentkit_home
+from agentkit.jsontext import loads_bounded
 from agentkit.messages import Message
 from agentkit.trajectory import NewerSchemaError
 
 SESSIONS_SCHEMA_VERSION = 1
+MAX_MESSAGE_CHARS = 4_000_000
+"""The longest stored message (its JSON, in characters) read back; a longer one is skipped."""
+MAX_METADATA_CHARS = 1_000_000
+"""The longest stored session metadata (JSON) read back; a longer one reads as {}."""
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -140,13 +152,29 @@ class SessionStore:
         """The session called `name` (KeyError if there is none)."""
         name = _check_name(name)
         with self._connect() as db:
-            row = db.execute("SELECT model, metadata, created_at, updated_at FROM sessions WHERE name = ?",
-                             (name,)).fetchone()
+            row = db.execute("SELECT model, CASE WHEN length(metadata) <= ? THEN metadata END, created_at, updated_at "
+                             "FROM sessions WHERE name = ?", (MAX_METADATA_CHARS, name)).fetchone()
             if row is None:
                 raise KeyError(f"no session named {name!r}")
-            raw = db.execute("SELECT message FROM messages WHERE session = ? ORDER BY position", (name,)).fetchall()
-        return Session(name=name, messages=[Message.model_validate_json(r[0]) for r in raw], model=row[0],
-                       metadata=json.loads(row[1]), created_at=row[2], updated_at=row[3])
+            raw = db.execute("SELECT position, CASE WHEN length(message) <= ? THEN message END, length(message) "
+                             "FROM messages WHERE session = ? ORDER BY position",
+                             (MAX_MESSAGE_CHARS, name)).fetchall()
+        messages = [m for position, text, size in raw if (m := self._message(name, position, text, size)) is not None]
+        return Session(name=name, messages=messages, model=row[0], metadata=_metadata(row[1]),
+                       created_at=row[2], updated_at=row[3])
+
+    def _message(self, name: str, position: int, text: Any, size: int) -> Message | None:
+        """A stored message, or None (with a warning) when it is too long or not a valid message."""
+        if text is None:
+            log.warning("%s: session %r, message %d skipped: %s characters (at most %d)", self.path, name,
+                        position, size, MAX_MESSAGE_CHARS)
+            return None
+        try:
+            return Message.model_validate_json(text)
+        except ValueError as exc:  # pydantic's ValidationError is one
+            log.warning("%s: session %r, message %d skipped: not a valid message (%s)", self.path, name, position,
+                        type(exc).__name__)
+            return None
 
     def exists(self, name: str) -> bool:
         """Whether a session called `name` is stored."""
@@ -157,11 +185,12 @@ class SessionStore:
         """Every session, most recently updated first."""
         with self._connect() as db:
             rows = db.execute(
-                "SELECT s.name, s.model, s.created_at, s.updated_at, s.metadata, COUNT(m.position) "
+                "SELECT s.name, s.model, s.created_at, s.updated_at, "
+                f"CASE WHEN length(s.metadata) <= {MAX_METADATA_CHARS} THEN s.metadata END, COUNT(m.position) "
                 "FROM sessions s LEFT JOIN messages m ON m.session = s.name "
                 "GROUP BY s.name ORDER BY s.updated_at DESC").fetchall()
         return [SessionInfo(name=r[0], model=r[1], created_at=r[2], updated_at=r[3], n_messages=r[5],
-                            metadata=json.loads(r[4])) for r in rows]
+                            metadata=_metadata(r[4])) for r in rows]
 
     def delete(self, name: str) -> bool:
         """Remove a session; returns whether it existed."""
@@ -169,6 +198,20 @@ class SessionStore:
             cursor = db.execute("DELETE FROM sessions WHERE name = ?", (_check_name(name),))
             db.execute("DELETE FROM messages WHERE session = ?", (name.strip(),))
             return cursor.rowcount > 0
+
+
+def _metadata(text: Any) -> dict[str, Any]:
+    """Stored session metadata as a dict: {} (with a warning) when it was too long, is not bounded JSON, or is
+    not an object."""
+    if text is None:
+        log.warning("session metadata longer than %d characters was not read", MAX_METADATA_CHARS)
+        return {}
+    try:
+        value = loads_bounded(text)
+    except ValueError as exc:
+        log.warning("session metadata was not read: %s", exc)
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def chat_persistence(name: str, model: str = "", store: SessionStore | None = None

@@ -1,14 +1,14 @@
 """A mistake analyst for SQL that needs no model: it reads what a failed query did differently from the
 reference query, clause by clause.
 
-The notebook's analyst is the acting model by default, and a 0.5B model does not write usable notes (it
-copies the template, or writes lessons too vague to act on). For SQL the training tasks carry the gold
-query, so what a failed run got wrong can be read off the two queries: a LIMIT the question never asked
-for, `= ?` where the gold tests `IS NULL`, COUNT where the gold sums, a missing GROUP BY, ORDER BY or JOIN.
+The notebook's analyst is the acting model by default, and a model that copies the template, or writes
+lessons too vague to act on, writes no usable note. For SQL the training tasks carry the gold query, so
+what a failed run got wrong can be read off the two queries: a LIMIT the question never asked for, `= ?`
+where the gold tests `IS NULL`, COUNT where the gold sums, a missing GROUP BY, ORDER BY or JOIN.
 Each such difference is a label; the failures that share one make one note, whose subject quotes their
 questions (the notebook shows a note to questions like those) and whose corrected examples pair each
 question with its gold query. Whether a note is kept is still decided by the notebook's accept-or-roll-back
-step on the same batch.
+step on the same batch. Why: docs/decisions.md#notes
 
     notebook.learn(batch, reward_fn, agent_for, analyst=SQLDiffAnalyst())
 

@@ -1,9 +1,8 @@
 """Tool selection: offer the model only the tools whose descriptions are nearest the task.
 
-Small models pick the wrong one of several similar tools: the 0.5B default sends "10 km in miles" to a
-currency converter when six tools are on offer, and calls the right one when it sees the three nearest
-the request (`tests/benchmarks/bench_capability.py --select-tools 3`). With many tools (an MCP server's
-dozens) a shorter tool list also means a shorter prompt for any model.
+A model offered several similar tools may call the wrong one (a unit conversion sent to a currency
+converter); shown only the few nearest the request, it has fewer to confuse. With many tools (an MCP
+server's dozens) a shorter tool list also means a shorter prompt for any model.
 
 `Agent(model, tools, extensions=[ToolSelection(top_k=3)])` ranks the tools by the cosine between the
 task and each tool's name and description (the packaged MiniLM, or any `Embedder`) and offers the
@@ -11,12 +10,10 @@ task and each tool's name and description (the packaged MiniLM, or any `Embedder
 The ranking is recorded on the trajectory (`records.TOOLS_OFFERED`). A call to a tool that was not
 offered still runs (the agent has it); the model just was not shown it.
 
-`ToolSelection(top_k=None)` offers every tool, nearest first. The 0.5B model leans to the first tools it is
-shown: ranked, it sent every unit conversion to the right tool (five it had sent to the currency converter)
-but "What is 17 * 23?" to the unit converter MiniLM ranked first; on both tool-use sets it made more right
-calls and answers than with the tools in their given order (A 31/29 of 46 against 30/27, B 19/18 of 24 against
-18/17), at twice the time per request: the tool list, and so the prompt's cached prefix, changes with each
-request (`tests/benchmarks/RESULTS.md`).
+`ToolSelection(top_k=None)` offers every tool, nearest first, for models that lean to the first tools they
+are shown. MiniLM does not read arithmetic, so a ranking can put another tool above the calculator; and
+because the tool list, and so the prompt's cached prefix, changes with each request, every request pays a
+longer prefill. Selection is therefore opt-in. Why: docs/decisions.md#tool-selection
 """
 
 from __future__ import annotations

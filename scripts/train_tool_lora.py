@@ -1,7 +1,7 @@
 """Fine-tune the embedded model's tool use on synthetic conversations: a LoRA adapter, trained with SFT.
 
     python scripts/train_tool_lora.py --out runs/tool-lora --conversations 600 --steps 75
-    agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter   # the 0.5B-tools adapter is run 7
+    agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter   # the shipped recipes: make tool-lora(-1.5b)
 
 The conversations (`agentkit.training.synthetic_tools`) use tools from ~60 made-up domains and never the
 tools of the capability benchmark (`HELD_OUT_TOOLS`), so what the benchmark measures afterwards is
@@ -52,8 +52,7 @@ def main() -> None:
     parser.add_argument("--fresh-names", type=float, default=0.0, help="share of tools renamed per conversation")
     parser.add_argument("--finish", type=float, default=0.0,
                         help="share of conversations offered a tool that finishes the run (final_answer, submit), "
-                        "ending with its call (0.3 taught the default model to follow every result with more "
-                        "calls: RESULTS.md, fifteenth session)")
+                        "ending with its call (off by default; why: docs/decisions.md#tool-lora)")
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -12,20 +12,16 @@ Each model stage can be replaced by a cheaper rule: `query="task"` embeds the ta
 the distillation turn when the run failed, `distill="off"` never distills, `inject=False` retrieves
 without using. A distilled skill remembers the task it solved; a library queried by the task
 (`query="task"`) finds skills by that task (the nearest solved task, as ExpeL retrieves), one queried by a
-model-written query by their description. Measured on the default 0.5B model (tests/benchmarks/RESULTS.md):
-found by the solved task, learnt Chinook skills were shown on 10 of 26 questions of an unseen database and
-turned 3 wrong answers right, none the other way; found by description, none was shown there.
-With `examples=True` a distilled skill also carries its run's calls that worked as a worked example,
-shown only to runs in the same environment (another database's tables would mislead). Off by default, by
-measurement: the 0.5B default model copied the example's SQL instead of adapting it, and held-out Chinook
-success fell from 5/20 to 2/20; a stronger model may use it well.
+model-written query by their description. With `examples=True` a distilled skill also carries its run's
+calls that worked as a worked example, shown only to runs in the same environment (another database's tables
+would mislead); off by default. Why: docs/decisions.md#skills
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentkit.messages import Message
 from agentkit.records import SKILLS, RetrievedSkill, SkillsRecord
@@ -42,8 +38,7 @@ from agentkit.skills.select import parse_query, parse_ranking
 
 if TYPE_CHECKING:
     from agentkit.extensions import RunContext
-    from agentkit.skills.library import SkillLibrary
-    from agentkit.skills.model import Retrieved
+    from agentkit.skills.model import Admission, Retrieved, Skill
     from agentkit.trajectory import Trajectory
 
 
@@ -89,10 +84,38 @@ class SkillSettings:
         return dataclasses.replace(self, **changes)
 
 
+class Library(Protocol):
+    """What the cycle needs of its skill library (`agentkit.skills.library.SkillLibrary`, which builds on
+    this module)."""
+
+    name: str
+    settings: SkillSettings
+
+    def has_skills(self) -> bool:
+        """Whether the library holds at least one skill."""
+        ...
+
+    def retrieve(self, query: str) -> list[Retrieved]:
+        """The skills most similar to `query`, best first."""
+        ...
+
+    def add(self, skill: Skill, *, trajectory_id: str | None = None) -> Admission:
+        """Offer a distilled skill to the library."""
+        ...
+
+    def refuse(self, reason: str, *, trajectory_id: str | None, name: str | None = None) -> Admission:
+        """Log a skill that never entered the library."""
+        ...
+
+    def record_outcome(self, skill_id: str, reward: float | None, *, count_use: bool = True) -> Skill | None:
+        """Count a use of the skill and update its utility with `reward`."""
+        ...
+
+
 class SkillCycle:
     """Runs the cycle for a library; stateless between runs (state lives in the trajectory)."""
 
-    def __init__(self, library: SkillLibrary) -> None:
+    def __init__(self, library: Library) -> None:
         self.library = library
 
     @property

@@ -134,7 +134,7 @@ _TOOL_NAMED = re.compile(r"(?:called\s+)?[A-Za-z_][\w.]*(?:\s*\(.*\))?", re.S)
 
 
 def _without_placeholders(data: dict[str, Any], subgoals: list[Any]) -> tuple[dict[str, Any], list[Any]]:
-    """Drop what a small model copied back from the prompt's template (a sub-goal "a step of the procedure",
+    """Drop what the model copied back from the prompt's template (a sub-goal "a step of the procedure",
     the strategy's placeholder) and keep what it wrote itself; a copied name or description still refuses
     (the skill could not be found by it), as does a skill left with no procedure."""
     def copied(text: Any) -> bool:
@@ -145,7 +145,7 @@ def _without_placeholders(data: dict[str, Any], subgoals: list[Any]) -> tuple[di
             raise Refusal(f"distilled skill copies the prompt's template ({str(data[key])[:60]!r})")
     cleaned = {k: ("" if k in ("when_to_use", "strategy") and copied(v) else v) for k, v in data.items()}
     if _TOOL_NAMED.fullmatch(str(cleaned.get("when_to_use") or "").strip()):
-        cleaned["when_to_use"] = ""  # a tool call or name is not a situation (the 0.5B model wrote list_tables({}))
+        cleaned["when_to_use"] = ""  # a tool call or name (`list_tables({})`) is not a situation
     if isinstance(cleaned.get("lessons"), list):
         cleaned["lessons"] = [item for item in cleaned["lessons"] if not copied(item)]
     kept = [g for g in subgoals if not (isinstance(g, dict) and copied(g.get("goal")))]

@@ -100,8 +100,8 @@ class Skill(BaseModel):
     def render(self, max_chars: int = 4000, scope: str | None = None) -> str:
         """The skill as shown to a model: description, when to use, the worked example when the run is in the
         example's environment (`scope`; placed before the procedure, so a long one cannot crowd it out), then
-        the procedure. The name is left out: a 0.5B model took "### track-count" for a tool and called it (10
-        of the 13 learning runs shown a skill; those solved 1 of 13, the runs shown none 4 of 11)."""
+        the procedure. The name is left out: a heading such as "### track-count" reads like a tool, and models
+        call it. Why: docs/decisions.md#skills"""
         lines = [f"### Skill: {self.description.strip()}"]
         if self.when_to_use.strip():
             lines.append(f"When to use: {self.when_to_use.strip()}")

@@ -1,6 +1,6 @@
 """Selecting a skill: read the model's query and ranking leniently, order candidates, EMA utility.
 
-Small models write `<query>` and `<rank>` imperfectly (unclosed tags, names instead of numbers,
+Models write `<query>` and `<rank>` imperfectly (unclosed tags, names instead of numbers,
 extra prose); these readers take what is there and fall back to a stated default, never raise.
 """
 

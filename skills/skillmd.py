@@ -28,19 +28,41 @@ from typing import Any
 import yaml
 
 from agentkit.files import atomic_write
+from agentkit.jsontext import loads_bounded
 from agentkit.skills.model import SKILL_SCHEMA_VERSION, NewerSchemaError, Skill, SkillFormatError, check_name
 
 SKILL_FILE = "SKILL.md"
 META_FILE = "skill.json"
 MAX_SKILL_MD_BYTES = 256_000
+"""The largest SKILL.md read (bytes of a file, characters of a text)."""
+MAX_FRONT_MATTER_CHARS = 32_000
+"""The longest front matter (the YAML between the `---` lines) read."""
+MAX_FRONT_MATTER_DEPTH = 32
+"""The deepest nesting of the front matter's YAML (lists and mappings, block or flow) read."""
+MAX_SKILL_JSON_BYTES = 1_000_000
+"""The largest skill.json read."""
 TEXT_FIELDS = ("name", "description", "when_to_use", "body")
 _WHEN_ALIASES = ("when_to_use", "when-to-use", "whenToUse", "when")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when libyaml is there: ~10x faster
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
+class _NoAliasDumper(_DUMPER):  # type: ignore[misc, valid-type]
+    """Writes a value used twice out twice: SKILL.md is read without aliases."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def parse_skill_md(text: str) -> tuple[dict[str, Any], str]:
-    """Split SKILL.md text into its front matter (a dict) and its body."""
+    """Split SKILL.md text into its front matter (a dict) and its body.
+
+    The text must be at most `MAX_SKILL_MD_BYTES` characters and its front matter at most
+    `MAX_FRONT_MATTER_CHARS`, nested at most `MAX_FRONT_MATTER_DEPTH` deep, without YAML aliases (`*name`, which
+    can make a few lines stand for an exponential value). These are checked in linear time before the YAML
+    loader, which recurses on nesting (deep enough, it crashes the interpreter), builds anything."""
+    if len(text) > MAX_SKILL_MD_BYTES:
+        raise SkillFormatError(f"SKILL.md is longer than {MAX_SKILL_MD_BYTES:,} characters")
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = text.splitlines()
@@ -51,13 +73,42 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str]:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
     except StopIteration:
         raise SkillFormatError("SKILL.md front matter is not closed by a '---' line") from None
+    head = "\n".join(lines[1:end])
     try:
-        front = yaml.load("\n".join(lines[1:end]), Loader=_LOADER) or {}
+        _check_front_matter(head)
+        front = yaml.load(head, Loader=_LOADER) or {}
     except yaml.YAMLError as error:
         raise SkillFormatError(f"SKILL.md front matter is not valid YAML: {error}") from None
     if not isinstance(front, dict):
         raise SkillFormatError("SKILL.md front matter must be a mapping of keys to values")
     return front, "\n".join(lines[end + 1 :]).strip("\n")
+
+
+def _check_front_matter(head: str) -> None:
+    """Refuse front matter past the limits (see `parse_skill_md`): its length; its flow brackets, counted without
+    regard to quotes (an upper bound, and the YAML scanner slows with their depth); then, from the parser's
+    events (which do not recurse), its nesting and aliases."""
+    if len(head) > MAX_FRONT_MATTER_CHARS:
+        raise SkillFormatError(f"SKILL.md front matter is longer than {MAX_FRONT_MATTER_CHARS:,} characters")
+    depth = deepest = 0
+    for ch in head:
+        if ch == "[" or ch == "{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif (ch == "]" or ch == "}") and depth:
+            depth -= 1
+    if deepest > MAX_FRONT_MATTER_DEPTH:
+        raise SkillFormatError(f"SKILL.md front matter nests brackets more than {MAX_FRONT_MATTER_DEPTH} deep")
+    depth = 0
+    for event in yaml.parse(head, Loader=_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            raise SkillFormatError("SKILL.md front matter may not use YAML aliases (*name): write the value out")
+        if isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+            depth += 1
+            if depth > MAX_FRONT_MATTER_DEPTH:
+                raise SkillFormatError(f"SKILL.md front matter nests more than {MAX_FRONT_MATTER_DEPTH} deep")
+        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+            depth -= 1
 
 
 def skill_from_markdown(text: str) -> Skill:
@@ -83,7 +134,7 @@ def render_skill_md(skill: Skill) -> str:
     if skill.when_to_use:
         front["when_to_use"] = skill.when_to_use
     front.update(skill.extra.get("front_matter") or {})
-    head = yaml.dump(front, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=100).strip()
+    head = yaml.dump(front, Dumper=_NoAliasDumper, sort_keys=False, allow_unicode=True, width=100).strip()
     return f"---\n{head}\n---\n\n{skill.body.strip()}\n"
 
 
@@ -107,8 +158,10 @@ def read_skill_dir(folder: str | os.PathLike[str]) -> Skill:
         raise SkillFormatError(f"{md}: {error}") from None
     meta_path = folder / META_FILE
     if meta_path.is_file():
+        if meta_path.stat().st_size > MAX_SKILL_JSON_BYTES:
+            raise SkillFormatError(f"{meta_path} is larger than {MAX_SKILL_JSON_BYTES} bytes")
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = loads_bounded(meta_path.read_text(encoding="utf-8"))
         except ValueError as error:
             raise SkillFormatError(f"{meta_path} is not valid JSON: {error}") from None
         if not isinstance(meta, dict):

@@ -398,6 +398,29 @@ def test_a_call_written_as_bare_json_is_not_streamed_as_text() -> None:
     assert out.getvalue().splitlines() == ['{"answer": 42} is all.']
 
 
+def test_a_malformed_call_the_model_repairs_is_one_quiet_line(caplog) -> None:
+    """A bare-JSON call that cannot be read is not shown raw: one quiet line, then the repaired call and the
+    answer; the parse error goes to the debug log and stays in the trajectory."""
+    import logging
+
+    from agentkit.cli.console import UNREADABLE_CALL
+
+    broken = '{"name": "calculator", "arguments": {"expression": 6*7}}'  # not JSON: the product is unquoted
+    model = ScriptedModel([broken, '{"name": "calculator", "arguments": {"expression": "6*7"}}', "It is 42."],
+                          text_tools=True)
+    out = StringIO()
+    printer = EventPrinter(Console(file=out, width=120))
+    with caplog.at_level(logging.DEBUG, logger="agentkit.cli.console"):
+        for event in Agent(model, tools=[calculator]).stream("6*7?"):
+            printer.handle(event)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == UNREADABLE_CALL
+    assert lines[1] == "⚙ calculator(expression='6*7')"
+    assert lines[-1] == "It is 42."
+    assert not any('"arguments"' in line for line in lines)
+    assert any("unreadable tool call" in r.getMessage() for r in caplog.records)
+
+
 def test_session_resumes_and_map_and_notes_commands(app, tmp_path) -> None:
     first = tmp_path / "first.json"
     first.write_text(json.dumps(["Nice to meet you, Ada."]))

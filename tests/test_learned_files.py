@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from agentkit.pacing import Pacing
-from agentkit.repairs import Repair, Repairs
-from agentkit.sql.shape import Example, ShapeChecks
+from agentkit.memory.pacing import Pacing
+from agentkit.memory.repairs import Repair, Repairs
+from agentkit.memory.shape_checks import Example, ShapeChecks
 
 ARTEFACTS: list[tuple[Any, str]] = [
     (Pacing({"explore": 2}, {"successes": 3}), "pacing file"),

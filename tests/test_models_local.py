@@ -17,9 +17,9 @@ pytest.importorskip("transformers")
 from agentkit import Agent, tool  # noqa: E402
 from agentkit.messages import Message, ToolCall  # noqa: E402
 from agentkit.models import ModelConfigError, resolve_model  # noqa: E402
-from agentkit.models.chat_format import to_message  # noqa: E402
+from agentkit.models.chat_format import IncrementalText, to_message  # noqa: E402
 from agentkit.models.embedded import EMBEDDED_MODELS, _cached, _source_stamp, gguf_path_for  # noqa: E402
-from agentkit.models.local import LocalModel, _IncrementalText, render_chat  # noqa: E402
+from agentkit.models.local import LocalModel, render_chat  # noqa: E402
 from agentkit.models.protocol import GenerationSettings, ModelResponse, TextDelta  # noqa: E402
 from agentkit.models.tiny import tiny_llama, tiny_local_model  # noqa: E402
 from agentkit.toolcall_text import parse_tool_calls  # noqa: E402
@@ -154,7 +154,7 @@ def test_stream_deltas_add_up_to_the_message(local: LocalModel) -> None:
 def test_incremental_detokenisation_never_splits_characters(local: LocalModel) -> None:
     text = "héllo wörld ✓ 日本語 🙂 naïve — «ok»"
     ids = local.tokenizer(text, add_special_tokens=False)["input_ids"]
-    detok = _IncrementalText(lambda xs: local.tokenizer.decode(xs, skip_special_tokens=False))
+    detok = IncrementalText(lambda xs: local.tokenizer.decode(xs, skip_special_tokens=False))
     seen = ""
     for token in ids:
         now = detok.push(token)

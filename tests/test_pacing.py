@@ -12,7 +12,7 @@ import pytest
 from agentkit import Agent, tool
 from agentkit.environments.base import run_episode, succeeded
 from agentkit.environments.sql import SQLEnvironment
-from agentkit.pacing import Pacing, phase_counts
+from agentkit.memory.pacing import Pacing, phase_counts
 from agentkit.testing import ScriptedModel, call, calls
 from agentkit.trajectory import Trajectory
 

@@ -11,8 +11,8 @@ import pytest
 from agentkit import Agent, tool
 from agentkit.environments.base import run_episode
 from agentkit.environments.sql import SQLEnvironment
+from agentkit.memory.repairs import Repair, Repairs, error_kind, repairs_of
 from agentkit.messages import ToolCall
-from agentkit.repairs import Repair, Repairs, error_kind, repairs_of
 from agentkit.testing import ScriptedModel, call
 from agentkit.trajectory import Trajectory
 from training.learning.methods import reference_calls

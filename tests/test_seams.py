@@ -1,4 +1,4 @@
-"""The seams between packages: planners by name, samples vs streaming, the Chooser protocol, chat
+"""The seams between packages: planners by name, samples vs streaming, the choose hook, chat
 commands per session, no environment mutation at import, one atomic write, one retry loop."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pytest
 from agentkit import Agent
 from agentkit.agent import RunResult
 from agentkit.events import ContextAdded
-from agentkit.extensions import Chooser, Extension, ReactPlanner, RunContext
+from agentkit.extensions import Extension, ReactPlanner, RunContext
 from agentkit.files import atomic_write
+from agentkit.hooks import defined_hooks
 from agentkit.models.protocol import ModelResponse, TextDelta, TransientModelError
 from agentkit.planners import PLANNERS, resolve_planner
 from agentkit.planning import MapThenActPlanner
@@ -69,7 +70,7 @@ class PickLast:
 
 
 def test_a_chooser_is_an_extension_with_choose() -> None:
-    assert isinstance(PickLast(), Chooser) and isinstance(PickLast(), Extension)
+    assert defined_hooks(PickLast()) == ("choose",) and isinstance(PickLast(), Extension)
     answers = iter(["one", "two", "three"])
     agent = Agent(FunctionModel(lambda m, t: next(answers)), samples=3, extensions=[PickLast()])
     assert agent.run("q").answer == "three"

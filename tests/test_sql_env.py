@@ -205,8 +205,8 @@ def test_cli_prints_phases_final_sql_and_table(tmp_path: Path) -> None:
         {"tool": "confirm_answer", "arguments": {"sql": gold}},
     ]))
     log = tmp_path / "runs.jsonl"
-    result = CliRunner().invoke(app, ["sql", "Which genres start with Rock?", "--db", str(CHINOOK_DB),
-                                      "--model", f"script:{script}", "--no-embed", "--log", str(log)])
+    result = CliRunner().invoke(app, ["sql", "Which genres start with Rock?", "--db", str(CHINOOK_DB), "--planner",
+                                      "react", "--model", f"script:{script}", "--no-embed", "--log", str(log)])
     assert result.exit_code == 0, result.output
     out = result.output
     order = [out.index(f"== {p} ==") for p in ("explore_schema", "propose_schema", "generate_sql",
@@ -219,13 +219,15 @@ def test_cli_prints_phases_final_sql_and_table(tmp_path: Path) -> None:
     assert "'Rock' is a value of Genre.Name" in system  # and the value the question names, linked
 
     tables = CliRunner().invoke(app, ["sql", "Which genres start with Rock?", "--db", str(CHINOOK_DB), "--schema",
-                                      "tables", "--model", f"script:{script}", "--no-embed", "--log", str(log)])
+                                      "tables", "--planner", "react", "--model", f"script:{script}", "--no-embed",
+                                      "--log", str(log)])
     assert tables.exit_code == 0, tables.output
     system = read_jsonl(log)[1].messages[0].content
     assert "CREATE TABLE Genre (" in system and "is a value of" not in system
 
     hidden = CliRunner().invoke(app, ["sql", "Which genres start with Rock?", "--db", str(CHINOOK_DB), "--schema",
-                                      "hidden", "--model", f"script:{script}", "--no-embed", "--log", str(log)])
+                                      "hidden", "--planner", "react", "--model", f"script:{script}", "--no-embed",
+                                      "--log", str(log)])
     assert hidden.exit_code == 0, hidden.output
     system = read_jsonl(log)[2].messages[0].content
     assert "CREATE TABLE" not in system and "schema you have not seen" in system

@@ -1,4 +1,4 @@
-"""TRUST-SQL rewards (METHODS.md §5) against hand-computed values, on the real Chinook database."""
+"""TRUST-SQL rewards (docs/methods.md#trust-sql-rewards) against hand-computed values, on the real Chinook database."""
 
 from __future__ import annotations
 

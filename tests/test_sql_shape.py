@@ -11,7 +11,7 @@ import pytest
 from agentkit import Agent
 from agentkit.environments.base import run_episode, succeeded
 from agentkit.environments.sql import SQLEnvironment
-from agentkit.sql.shape import Example, ShapeChecks, clauses, gold_of, without_limit
+from agentkit.memory.shape_checks import Example, ShapeChecks, clauses, gold_of, without_limit
 from agentkit.testing import ScriptedModel, call
 from agentkit.trajectory import Trajectory
 
@@ -22,14 +22,13 @@ BRAZIL = "SELECT FirstName, LastName FROM Customer WHERE Country = 'Brazil'"  # 
 
 
 def test_shape_checks_are_a_check_of_finishing_calls_and_nothing_else() -> None:
-    from agentkit.extensions import Advisor, Check, Chooser, Extension, Guard
-    from agentkit.repairs import Repairs
+    from agentkit.extensions import Extension
+    from agentkit.hooks import defined_hooks
+    from agentkit.memory.repairs import Repairs
 
     checks, repairs = ShapeChecks([], {}), Repairs()
-    assert isinstance(checks, Extension) and isinstance(checks, Check)
-    assert not isinstance(checks, Guard | Advisor | Chooser)
-    assert isinstance(repairs, Extension) and isinstance(repairs, Advisor)
-    assert not isinstance(repairs, Guard | Check | Chooser)
+    assert isinstance(checks, Extension) and defined_hooks(checks) == ("check",)
+    assert isinstance(repairs, Extension) and defined_hooks(repairs) == ("advise",)
 
 
 def test_clauses_and_the_last_limit_are_read_outside_string_literals() -> None:

@@ -131,7 +131,9 @@ def test_schema_tables_shows_the_create_tables_without_the_values(kit: SchemaToo
     assert list(schema_context(kit, question, "digest")) == [DIGEST_TITLE, VALUES_TITLE]
     assert list(schema_context(kit, question, "tables")) == [DIGEST_TITLE]
     assert schema_context(kit, question, "hidden") == {}
-    with pytest.raises(ValueError, match="schema must be one of digest, tables, hidden"):
+    full = schema_context(kit, question, "full")
+    assert list(full) == [DIGEST_TITLE] and full[DIGEST_TITLE].count("CREATE TABLE") == len(kit.db.table_names())
+    with pytest.raises(ValueError, match="schema must be one of digest, tables, full, hidden"):
         schema_context(kit, question, "values")
     env = SQLEnvironment.chinook(schema="tables")
     episode = env.reset(next(t for t in env.tasks() if "Jazz" in t.data["question"]))
@@ -139,3 +141,23 @@ def test_schema_tables_shows_the_create_tables_without_the_values(kit: SchemaToo
         assert list(episode.context) == [DIGEST_TITLE]
     finally:
         episode.close()
+
+
+def test_a_value_stored_in_several_cases_shows_every_spelling(tmp_path) -> None:
+    """A lower-case word links only where it is stored as written, and the link then lists the column's other
+    spellings of it and says to compare with LOWER(); a capitalised name stored in another case says how."""
+    import sqlite3
+
+    db = tmp_path / "pay.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE payment (id INTEGER PRIMARY KEY, method TEXT, city TEXT)")
+        conn.executemany("INSERT INTO payment (method, city) VALUES (?, ?)",
+                         [("cash", "OSLO"), ("Cash", "OSLO"), ("CASH", "Bergen"), ("card", "Bergen")])
+        conn.execute("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute("INSERT INTO note (body) VALUES ('Card')")
+    kit = SchemaToolkit(str(db))
+    lines = [link.render() for link in find_values(kit, "How many payments in Oslo were made in cash or by card?")]
+    assert "'Oslo' is a value of payment.city, stored as 'OSLO'" in lines
+    assert ("'cash' is a value of payment.method, stored as 'CASH', 'Cash', 'cash' (compare with LOWER(method))"
+            in lines)
+    assert "'card' is a value of payment.method (id = 4)" in lines  # as written; note.body's 'Card' is no link

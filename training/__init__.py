@@ -4,7 +4,7 @@
     Trainer("local:smollm2-135m", TrainConfig(algo="grpo", lr=1e-5), out_dir="ckpt").fit(read_jsonl("runs.jsonl"))
 
 Modules, in the order data flows through them:
-    config      TrainConfig: every hyperparameter of METHODS.md with its published default (YAML/TOML)
+    config      TrainConfig: every hyperparameter of docs/methods.md with its published default (YAML/TOML)
     sequences   trajectory → token sequences (recorded ids, never re-tokenised), loss masks, phases
     credit      per-algorithm tracks: which advantage each generated token carries
     advantages  group normalisation, NDCG, Skill1 rewards (pure functions)
@@ -15,7 +15,7 @@ Modules, in the order data flows through them:
     rollout     the RolloutEngine seam (LocalRollout, SnapshotRollout; vLLM plugs in here), a batched sampler
     checkpoint  atomic checkpoints, exact resume        metrics   metrics.jsonl (+ TensorBoard, wandb)
     report      `agentkit train report` PNG             distributed  data parallel or FSDP2 under torchrun
-    allocator   CPU: keep freed memory for reuse (a third of a CPU step was page faults)
+    allocator   CPU: keep freed memory for reuse instead of page-faulting it in again
 
 Precision: bf16 autocast on GPUs that support it (`dtype="auto"`), fp32 on CPU; master weights and
 optimizer state stay fp32; log-probs are always computed in fp32.

@@ -1,11 +1,13 @@
 """Advantages: GRPO's group normalisation and the per-method rewards built on it (pure functions).
 
-GRPO (METHODS.md):      A_i = (r_i − mean(r_G)) / (std(r_G) + ε)   (Dr.GRPO: r_i − mean(r_G))
-Skill1 (METHODS.md §2): utilization from r; rerank from NDCG(predicted order, order by U);
-                        distillation from r − Û, Û = max U over the retrieved skills (0 if none);
-                        each normalised within its group.
-Dual-Track (§5):        A_sch from the schema reward, A_ans from the answer reward, each
-                        group-normalised then clipped to ±c (c = 10).
+GRPO:        A_i = (r_i − mean(r_G)) / (std(r_G) + ε)   (Dr.GRPO: r_i − mean(r_G))
+Skill1:      utilization from r; rerank from NDCG(predicted order, order by U);
+             distillation from r − Û, Û = max U over the retrieved skills (0 if none);
+             each normalised within its group.
+Dual-Track:  A_sch from the schema reward, A_ans from the answer reward, each
+             group-normalised then clipped to ±c (c = 10).
+
+The methods as agentkit implements them: docs/methods.md (#grpo, #skill1-credit, #dual-track-grpo).
 
 std is the sample standard deviation (Bessel-corrected), as torch.std and the mainstream trainers
 compute it. A missing reward (NaN) takes no part in its group's statistics and gets advantage 0.

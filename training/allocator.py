@@ -1,12 +1,12 @@
-"""CPU training spends a third of its time page-faulting unless freed memory is kept for reuse.
+"""CPU training page-faults its large buffers in again and again unless freed memory is kept for reuse.
 
 glibc serves every allocation above its mmap threshold (at most 32 MB) with a fresh mapping and
 unmaps it on free. A training step allocates and frees vocabulary-sized buffers (embedding and
 output-layer gradients: 113 MB each for SmolLM2) several times per micro-batch, so each one is
 faulted in and zeroed by the kernel again. `keep_freed_memory` turns mmap serving off and heap
-trimming (almost) off: freed blocks stay in the process and are reused. Measured on SmolLM2-135M
-full fine-tuning (tests/benchmarks/bench_train_trl.py): the update is ~30% faster and peak RSS about
-the same (the peak is live tensors either way). One cost: torch asks for 64-byte-aligned blocks, which
+trimming (almost) off: freed blocks stay in the process and are reused, which makes the update faster at
+about the same peak RSS (the peak is live tensors either way; Why: docs/decisions.md#cpu-training-speed).
+One cost: torch asks for 64-byte-aligned blocks, which
 glibc carves from a request a few bytes bigger than the block itself, so a block freed between live
 small ones cannot serve the next request of the same size; until freed neighbours coalesce (a few
 cycles), such blocks stay unused in the heap. It changes process-wide malloc settings, so the

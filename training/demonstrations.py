@@ -67,8 +67,8 @@ bare JSON object per call, `{"name": ..., "arguments": ...}`, which the agent's 
 class Demonstrator:
     """A model that replies with the given assistant messages in turn, each with the token ids `model`
     would have produced (log-probs 0: they were not sampled). `calls` chooses how calls are written: a
-    model should be taught the form it already writes (the embedded Qwen2.5-Coder-0.5B writes bare JSON:
-    its `<tool_call>` token is all but never predicted, log-prob -22 where the template puts it)."""
+    model should be taught the form it already writes: a model whose `<tool_call>` token is all but never
+    predicted writes bare JSON, and is taught `calls="json"` (Why: docs/decisions.md#tool-lora)."""
 
     def __init__(self, model: Renderer, replies: Sequence[Message], name: str = "demonstration",
                  calls: CallFormat = "template") -> None:

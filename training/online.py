@@ -28,7 +28,8 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.records import POLICY, PolicyRecord
 from agentkit.training import distributed as dist
@@ -39,10 +40,44 @@ from agentkit.training.steps import permutation, progress
 from agentkit.trajectory import Trajectory, append_jsonl
 
 if TYPE_CHECKING:
+    from torch import nn
+
     from agentkit.environments.base import Environment, Task
-    from agentkit.training.trainer import Trainer
+    from agentkit.training.config import TrainConfig
+    from agentkit.training.logprobs import TokenLogProbs
+    from agentkit.training.rollout import RolloutEngine
 
 log = logging.getLogger(__name__)
+
+
+class Trainer(Protocol):
+    """What online training needs of its trainer: `agentkit.training.trainer.Trainer`, whose `fit` runs
+    `fit_online` for an environment, so this module names the trainer by what it uses."""
+
+    config: TrainConfig
+    fsdp: bool
+    out_dir: Path
+    step: int
+    position: dict[str, int]
+    counters: dict[str, int]
+    policy: nn.Module
+    scorer: TokenLogProbs
+    module: nn.Module
+    tokenizer: Any
+    local: Any
+    rollout: RolloutEngine | None
+    _last_saved: int
+
+    def train_on(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
+        """One update on scored trajectories; the step's metrics record."""
+        ...
+
+    def save(self) -> Path:
+        """Write a checkpoint of the current step."""
+        ...
+
+    def _after_step(self, record: dict[str, Any]) -> None:
+        ...
 
 
 @dataclass

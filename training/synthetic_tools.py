@@ -1,12 +1,11 @@
 """Synthetic tool-use conversations for fine-tuning the embedded model's tool use.
 
-The small local model should learn the skills, not particular tools: call the right tool among several
+The local model should learn the skills, not particular tools: call the right tool among several
 offered, with arguments copied (and normalised) from the request; answer in plain text from a tool's
 result, quoting its values; make two calls in sequence when the second needs the first's result (or the
 request asks for two things); answer directly, without a call, when no offered tool fits; and, on request
 (`finish=`), end with the call of an offered tool that finishes the run (`@tool(final=True)`: a
-`final_answer`, a `submit`) instead of a text answer (a 30 % share taught the default 0.5B model to follow
-every result with more calls, finishing tool offered or not). The
+`final_answer`, a `submit`) instead of a text answer (off by default; Why: docs/decisions.md#tool-lora). The
 tools come from a programmatic pool of invented families across many domains; none of them is, or is
 close to, a tool of the evaluation sets (`HELD_OUT_TOOLS`), so the model is evaluated on tools it was
 never trained on.

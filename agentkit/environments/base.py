@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from agentkit.agent import Agent
 from agentkit.messages import Message, ToolCall
+from agentkit.results import succeeded as succeeded
 from agentkit.tools import Tool
 from agentkit.trajectory import Trajectory
-
-if TYPE_CHECKING:
-    from agentkit.agent import Agent
 
 
 @dataclass
@@ -93,7 +92,7 @@ class OracleEnvironment(Protocol):
         ...
 
 
-AgentFactory = Callable[[list[Tool]], "Agent"]
+AgentFactory = Callable[[list[Tool]], Agent]
 """Builds a fresh agent for one episode from the episode's tools."""
 
 
@@ -130,17 +129,3 @@ def run_episode(
     finally:
         episode.close()
     return result.trajectory
-
-
-def succeeded(trajectory: Trajectory) -> bool:
-    """Whether a scored trajectory solved its task.
-
-    A "success" component decides when the scorer gives one; else an "execution" component of 1
-    (text-to-SQL); else a total reward of at least 1.
-    """
-    rewards = trajectory.rewards
-    if "success" in rewards:
-        return rewards["success"] >= 0.5
-    if "execution" in rewards:
-        return rewards["execution"] >= 1.0 - 1e-9
-    return trajectory.reward is not None and trajectory.reward >= 1.0 - 1e-9

@@ -8,7 +8,7 @@
 An episode's tools are the `SchemaToolkit` tools; run them through an `Agent` (instructions:
 `env.instructions`, context: `episode.context`, reward: `episode.score`) or call `episode.step(call)` yourself.
 `score(trajectory)` returns {"execution", "format", "schema", "answer", "reward"}:
-execution is 1.0/0.2/0, format 0.1, schema 0.4·table-F + 0.6·column-F (METHODS.md §5);
+execution is 1.0/0.2/0, format 0.1, schema 0.4·table-F + 0.6·column-F (docs/methods.md#trust-sql-rewards);
 "answer" = execution + format is the outcome track of Dual-Track GRPO and "schema" its schema track;
 "reward" equals "answer" by default (`total="all"` adds the schema reward) so that evaluation and
 plain GRPO optimise the task's outcome, not the shaping signal.
@@ -60,12 +60,14 @@ def load_tasks(source: str | Path | Sequence[Mapping[str, Any] | Task], *,
     """Tasks from a JSONL/JSON file or a list of dicts/Tasks.
 
     A record needs a question and gold SQL; "db" (a path) or "db_id" (Spider/BIRD: `db_root/ID/ID.sqlite`)
-    names its database when tasks span several. Bad records raise ValueError naming the record.
+    names its database when tasks span several (a relative "db" path is relative to the task file). Bad
+    records raise ValueError naming the record.
     """
     if isinstance(source, str | Path):
         path = Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"no task file at {path}")
+        base = path.parent
         text = path.read_text(encoding="utf-8")
         if text.lstrip().startswith("["):
             records: list[Any] = json.loads(text)
@@ -79,11 +81,11 @@ def load_tasks(source: str | Path | Sequence[Mapping[str, Any] | Task], *,
                         raise ValueError(f"{path}:{lineno}: not valid JSON ({exc})") from None
         origin = str(path)
     else:
-        records, origin = list(source), "tasks"
+        records, origin, base = list(source), "tasks", None
     tasks: list[Task] = []
     seen: set[str] = set()
     for i, rec in enumerate(records):
-        task = rec if isinstance(rec, Task) else _task_from_record(rec, i, origin, db_root)
+        task = rec if isinstance(rec, Task) else _task_from_record(rec, i, origin, db_root, base)
         if task.id in seen:
             raise ValueError(f"{origin}: task id {task.id!r} appears twice")
         seen.add(task.id)
@@ -91,7 +93,7 @@ def load_tasks(source: str | Path | Sequence[Mapping[str, Any] | Task], *,
     return tasks
 
 
-def _task_from_record(rec: Any, i: int, origin: str, db_root: str | Path | None) -> Task:
+def _task_from_record(rec: Any, i: int, origin: str, db_root: str | Path | None, base: Path | None) -> Task:
     if not isinstance(rec, Mapping):
         raise ValueError(f"{origin}: record {i} is not an object")
     question = rec.get("question")
@@ -102,6 +104,8 @@ def _task_from_record(rec: Any, i: int, origin: str, db_root: str | Path | None)
     db = rec.get("db")
     if db is None and db_id and db_root is not None:
         db = str(Path(db_root) / db_id / f"{db_id}.sqlite")
+    elif isinstance(db, str) and base is not None and "://" not in db and not Path(db).is_absolute():
+        db = str(base / db)  # a relative path is relative to the task file
     task_id = rec.get("id", rec.get("question_id"))
     if task_id is None:
         task_id = f"{db_id}-{i}" if db_id else f"task-{i}"
@@ -162,7 +166,8 @@ class SQLEpisode:
 
 
 class SQLEnvironment:
-    """Text-to-SQL tasks over one database (or several, Spider/BIRD style), scored per METHODS.md §5.
+    """Text-to-SQL tasks over one database (or several, Spider/BIRD style), scored by the TRUST-SQL rewards
+    (docs/methods.md#trust-sql-rewards).
 
     Args:
         db: the database of tasks that name none (path, SQLAlchemy URL or `Database`).
@@ -175,7 +180,8 @@ class SQLEnvironment:
         schema: "digest" (default) opens each episode with the CREATE TABLEs the question most likely
             needs (`agentkit.sql.digest`), within `digest_chars`, and the values it names with the columns
             holding them (`agentkit.sql.values`); "tables" the CREATE TABLEs only; "hidden" shows none, so
-            the agent finds the schema with the tools alone (the TRUST-SQL four-phase recipe, METHODS.md §5).
+            the agent finds the schema with the tools alone (the TRUST-SQL four-phase recipe,
+            docs/methods.md#trust-sql).
     """
 
     def __init__(self, db: str | Path | Database | None = None, tasks: str | Path | Sequence[Any] | None = None,

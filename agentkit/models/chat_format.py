@@ -14,7 +14,7 @@ Two tool-call formats:
   prompt by `agentkit.toolcall_text`, and tool results as user turns.
 
 Replies are parsed by `agentkit.toolcall_text.parse_tool_calls` in both cases: it reads `<tool_call>`
-tags and also the bare JSON and ```json fences small models write instead. Whatever the format, the
+tags and also the bare JSON and ```json fences models often write instead. Whatever the format, the
 exact generated text of an assistant message is remembered (`RawTexts`) and re-rendered verbatim, so a
 later prompt starts with the exact token ids of the earlier turn.
 
@@ -257,8 +257,8 @@ def decode_tokens(logits: Any, *, choose: Callable[[Any], tuple[int, float]], ad
     and streams only text that can no longer turn into a stop string. Returns (text, finish reason).
 
     `no_call` (token ids, `call_opening_ids`) are never chosen before the reply's first letter or digit:
-    under `tool_choice="none"` a reply cannot begin as a tool call (a small model writes a call's JSON even
-    with no tools offered, and after a stray ">" too). Their logits are set to -inf in place, so the recorded
+    under `tool_choice="none"` a reply cannot begin as a tool call (a model may write a call's JSON even
+    with no tools offered, also after a stray ">"). Their logits are set to -inf in place, so the recorded
     log-probs are those of the distribution actually sampled from."""
     emitted, text, finish, cut_by_string = 0, "", "length", False
     masked = list(no_call)  # emptied once the reply has a letter or digit

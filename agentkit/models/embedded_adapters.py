@@ -2,8 +2,8 @@
 
 | name (`local:NAME`)                   | base (`local:NAME` without it) | adapter                                |
 |---------------------------------------|--------------------------------|----------------------------------------|
-| `default`, `qwen2.5-coder-1.5b-tools` | `qwen2.5-coder-1.5b`           | tool LoRA (RESULTS.md), r=8            |
-| `qwen2.5-coder-0.5b-tools`            | `qwen2.5-coder-0.5b`           | tool LoRA run 7 (RESULTS.md), r=16     |
+| `default`, `qwen2.5-coder-1.5b-tools` | `qwen2.5-coder-1.5b`           | tool LoRA (`make tool-lora-1.5b`), r=8 |
+| `qwen2.5-coder-0.5b-tools`            | `qwen2.5-coder-0.5b`           | tool LoRA (`make tool-lora`), r=16     |
 
 Each adapter ships as one packed file (`agentkit/models/adapters/KEY.q4.safetensors`, `packed_adapter`: the
 LoRA factors in 4 bits; 4.8 MB for the 0.5B's, whose fp16 peft folder is 17.6 MB, and 5.0 MB for the 1.5B's).

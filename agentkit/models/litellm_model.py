@@ -2,18 +2,23 @@
 
 LiteLLM is imported lazily, and only after `LITELLM_LOCAL_MODEL_COST_MAP=True` is set, so that importing
 it does not fetch the model cost map from the network. Responses use the OpenAI wire format, so the
-conversion (tool calls read leniently, streamed tool-call deltas assembled) is shared with the OpenAI backend.
+conversion (tool calls read leniently, streamed tool-call deltas assembled, malformed replies turned into
+replies the model can correct) is shared with the OpenAI backend. A response LiteLLM itself cannot read (it
+reports those as server errors) is such a reply too, not an error out of the run.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from agentkit.messages import Message
+from agentkit.models.boundary import unreadable_reply
 from agentkit.models.litellm_env import import_litellm
 from agentkit.models.openai_compat import (
+    BrokenStream,
     callable_tools,
     generate_with_choice,
     native_tool_choice,
@@ -34,16 +39,25 @@ from agentkit.models.protocol import (
 )
 
 _TRANSIENT_STATUS = {408, 409, 425, 429}
+_UNREADABLE = ("Invalid response object", "Empty or invalid response")  # LiteLLM's words for a malformed answer
+log = logging.getLogger(__name__)
+
+
+class UnreadableResponse(RuntimeError):
+    """The server answered, but LiteLLM could not turn the answer into a response (the model is asked again)."""
 
 
 @contextmanager
 def litellm_errors(model: str) -> Iterator[None]:
-    """Map LiteLLM exceptions to TransientModelError (retry) or ModelConfigError (fix the setup)."""
+    """Map LiteLLM exceptions to TransientModelError (retry) or ModelConfigError (fix the setup); an answer LiteLLM
+    could not read (a malformed tool call, no choices: it says so as a server error) is `UnreadableResponse`."""
     litellm = import_litellm()
     try:
         yield
     except (litellm.Timeout, litellm.RateLimitError, litellm.APIConnectionError, litellm.ServiceUnavailableError,
             litellm.InternalServerError, litellm.BadGatewayError) as exc:
+        if any(sign in str(exc) for sign in _UNREADABLE):
+            raise UnreadableResponse(f"{model}: the server answered, but LiteLLM could not read the answer") from exc
         raise TransientModelError(f"{model}: {type(exc).__name__}: {exc}") from exc
     except litellm.AuthenticationError as exc:
         raise ModelConfigError(f"{model}: the provider rejected the API key ({exc})") from exc
@@ -57,6 +71,40 @@ def litellm_errors(model: str) -> Iterator[None]:
         if status >= 500 or status in _TRANSIENT_STATUS:
             raise TransientModelError(f"{model}: server error {status}: {exc}") from exc
         raise ModelConfigError(f"{model}: request rejected ({status}): {exc}") from exc
+
+
+UNREADABLE_REPLY = "the model server's reply could not be read (a malformed answer): reply again"
+
+
+def _readable(chunks: Any) -> Iterator[Any]:
+    """LiteLLM's stream, with an error it raises because a chunk was malformed (not because the connection
+    failed) turned into `BrokenStream`, which ends the stream where it broke."""
+    iterator = iter(chunks)
+    while True:
+        try:
+            chunk = next(iterator)
+        except StopIteration:
+            return
+        except Exception as exc:
+            if _malformed(exc):
+                raise BrokenStream(str(exc)[:300]) from exc
+            raise
+        yield chunk
+
+
+def _malformed(exc: BaseException) -> bool:
+    """Whether `exc`, or an error it wraps, is a reading error (a value of the wrong shape), with no network error
+    among them."""
+    import httpx
+
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(seen) < 10 and current not in seen:
+        seen.append(current)
+        current = getattr(current, "original_exception", None) or current.__cause__ or current.__context__
+    if any(isinstance(e, httpx.TransportError | ConnectionError | TimeoutError) for e in seen):
+        return False
+    return any(isinstance(e, ValueError | TypeError | AttributeError | KeyError | IndexError) for e in seen)
 
 
 class LiteLLMModel:
@@ -104,8 +152,12 @@ class LiteLLMModel:
 
     def _generate_once(self, messages: Sequence[Message], tools: ToolSpecs,
                        settings: GenerationSettings) -> ModelResponse:
-        with litellm_errors(self.name):
-            response = self._completion(messages, tools, settings, stream=False)
+        try:
+            with litellm_errors(self.name):
+                response = self._completion(messages, tools, settings, stream=False)
+        except UnreadableResponse as exc:
+            log.warning("%s", exc.__cause__ or exc)
+            return unreadable_reply(UNREADABLE_REPLY)
         return priced(self.name, parse_completion(response, callable_tools(tools, settings),
                                                    native_tools=self.native_tools))
 
@@ -119,10 +171,15 @@ class LiteLLMModel:
                 yield TextDelta(response.message.content)
             yield response
             return
-        with litellm_errors(self.name):
-            chunks = self._completion(messages, tools, settings, stream=True)
-            for item in parse_stream(iter(chunks), callable_tools(tools, settings), native_tools=self.native_tools):
-                yield priced(self.name, item) if isinstance(item, ModelResponse) else item
+        try:
+            with litellm_errors(self.name):
+                chunks = self._completion(messages, tools, settings, stream=True)
+                for item in parse_stream(_readable(chunks), callable_tools(tools, settings),
+                                         native_tools=self.native_tools):
+                    yield priced(self.name, item) if isinstance(item, ModelResponse) else item
+        except UnreadableResponse as exc:
+            log.warning("%s", exc.__cause__ or exc)
+            yield unreadable_reply(UNREADABLE_REPLY)
 
     def _completion(self, messages: Sequence[Message], tools: ToolSpecs, settings: GenerationSettings,
                     *, stream: bool) -> Any:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.messages import Message, Usage
+from agentkit.models.boundary import checked_message
 from agentkit.models.chat_format import (
     END_OF_TURN,
     IncrementalText,
@@ -296,7 +297,7 @@ class LlamaCppModel:
             self._release(slot)
         prompt_ids, completion_ids, logprobs, text, finish, temperature = result
         text = prefix + text
-        message = to_message(text, tools)
+        message = checked_message(to_message(text, tools))  # the reply contract (agentkit.models.boundary)
         self._raw_texts.remember(message, text)
         tokens = TokenRecord(prompt_ids=prompt_ids, completion_ids=completion_ids, logprobs=logprobs,
                              temperature=temperature, prompt_text=prompt_text,

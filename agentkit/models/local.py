@@ -1,4 +1,4 @@
-"""In-process Transformers backend: the embedded SmolLM2 by default, any causal LM by path.
+"""In-process Transformers backend: an embedded model by name (`default`, `smollm2-135m`, ...), any causal LM by path.
 
 Generation is a plain KV-cached decode loop (it records the log-probability of every sampled token
 for training). Turns of one conversation reuse the cache: when the newly rendered prompt extends the
@@ -7,8 +7,8 @@ the prompt ids of a later turn start with the exact ids of the earlier turn. Oth
 common token prefix of the cache is kept. The cache is dropped when the weights change in place
 (training between rollouts) or the module is replaced.
 
-Small models have no native tool calling: tools are rendered into the system prompt and calls parsed
-back with the text protocol of `agentkit.toolcall_text`.
+Models whose chat template has no tool calling (SmolLM2) get the tools rendered into the system prompt and
+their calls parsed back with the text protocol of `agentkit.toolcall_text`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ from agentkit.models.protocol import (
 )
 from agentkit.toolcall_text import forced_prefix, tool_choice_kind, tools_for_choice
 
-_IncrementalText = IncrementalText  # the name tests and older code import
 
 @dataclass
 class _CacheState:

@@ -17,6 +17,9 @@ vLLM's hermes parser reads: Qwen, Hermes, and SmolLM2 served with agentkit's tem
 family's format pass `token_prompts=False` (the chat API then parses calls, without the exact chain).
 `tool_choice` "none" offers no tools, "required" or a name begins the reply with the call's opening
 (`<tool_call>`, and the name), as `LocalModel` does. Without log-probs requests go through the chat API.
+What the server sends back is checked: a completion without choices is a reply the model is asked to
+redo, token ids or log-probs that do not fit leave the reply without a token record, and a /tokenize answer
+without token ids sends that one call through the chat API.
 """
 
 from __future__ import annotations
@@ -30,10 +33,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentkit.messages import Message, Usage
+from agentkit.models.boundary import count, log_probs, reply_text, token_ids, unreadable_reply
 from agentkit.models.openai_compat import (
+    NO_CHOICES,
     OpenAIModel,
     _get,
     assistant_message,
+    nonempty_message,
     openai_errors,
     to_openai_messages,
 )
@@ -54,6 +60,10 @@ log = logging.getLogger(__name__)
 
 MEMORY = 1024  # conversations whose last token sequence is remembered
 MAX_TRAILER = 4  # tokens a template may write after the end-of-turn token (ChatML: "\n")
+
+
+class UnreadableTokens(ValueError):
+    """The server's /tokenize answer could not be read as token ids (the call then goes through the chat API)."""
 
 
 @dataclass
@@ -107,6 +117,8 @@ class VLLMModel(OpenAIModel):
                 # not vLLM after all (no /tokenize): the chat API, with whatever tokens it returns
                 log.warning("%s: %s; falling back to the chat API (turns are re-tokenised)", self.name, exc)
                 self.token_prompts = False
+            except UnreadableTokens as exc:  # this once: the chat API answers the call
+                log.warning("%s: %s; this call goes through the chat API", self.name, exc)
         return super().generate(messages, tools, settings)
 
     def stream(self, messages: Sequence[Message], tools: ToolSpecs = (),
@@ -167,16 +179,29 @@ class VLLMModel(OpenAIModel):
                                    "add_generation_prompt": generation_prompt, "add_special_tokens": False}
         if tools:
             payload["tools"] = tools
+        return self._tokenized(payload)
+
+    def _tokenized(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The server's /tokenize answer to `payload`, checked: `tokens` a list of ids, `max_model_len` a whole
+        number or None. Raises `UnreadableTokens` when the answer is not that, TransientModelError when the
+        server failed."""
         from agentkit.models.vllm_admin import VLLMAdminError
 
         try:
-            return self.admin.tokenize(payload)
+            answer = self.admin.tokenize(payload)
         except VLLMAdminError as exc:
             if exc.status >= 500:
                 raise TransientModelError(f"{self.name}: /tokenize: {exc}") from exc
             raise
         except OSError as exc:
             raise TransientModelError(f"{self.name}: /tokenize: {exc}") from exc
+        except ValueError as exc:  # the body was not JSON
+            raise UnreadableTokens(f"/tokenize answered with something that is not JSON ({exc})") from exc
+        ids = token_ids(answer.get("tokens")) if isinstance(answer, dict) else None
+        if ids is None:
+            raise UnreadableTokens("/tokenize answered without a list of token ids")
+        context = answer.get("max_model_len")
+        return {"tokens": ids, "max_model_len": context if type(context) is int and context > 0 else None}
 
     def _generate_tokens(self, messages: Sequence[Message], tools: ToolSpecs,
                          settings: GenerationSettings) -> ModelResponse:
@@ -184,8 +209,8 @@ class VLLMModel(OpenAIModel):
         prefix = forced_prefix(settings.tool_choice, offered) if offered else ""
         prompt, context = self.prompt_ids(messages, offered)
         if prefix:  # tool_choice required / a name: the reply begins with the call (prompt, not sample)
-            prompt = prompt + list(self.admin.tokenize({"model": self.name, "prompt": prefix,
-                                                         "add_special_tokens": False})["tokens"])
+            prompt = prompt + self._tokenized({"model": self.name, "prompt": prefix,
+                                               "add_special_tokens": False})["tokens"]
         max_tokens = settings.max_tokens
         if context:
             room = int(context) - len(prompt)
@@ -208,26 +233,41 @@ class VLLMModel(OpenAIModel):
         kwargs["extra_body"] = {"return_token_ids": True, "return_tokens_as_token_ids": True}
         with openai_errors(self.name):
             response = self.client.completions.create(**kwargs)
-        choices = _get(response, "choices") or []
-        if not choices:
-            raise TransientModelError("the model server returned no choices")
+        return self._token_response(response, messages, prompt, prefix, offered)
+
+    def _token_response(self, response: Any, messages: Sequence[Message], prompt: list[int], prefix: str,
+                        offered: ToolSpecs) -> ModelResponse:
+        """A /v1/completions response as the reply, its tokens remembered for the conversation's next turn.
+
+        Never raises on what the server sent: no choices is a reply whose `parse_error` says so; token ids that
+        are not ids, or log-probs that do not match them, leave the reply without a token record (and the
+        conversation's next prompt is rendered afresh)."""
+        usage_obj = _get(response, "usage")
+        choices = _get(response, "choices")
+        if not isinstance(choices, list | tuple) or not choices:
+            log.warning("%s: the completion had no choices", self.name)
+            return unreadable_reply(NO_CHOICES, raw=response,
+                                    usage=Usage(input_tokens=count(_get(usage_obj, "prompt_tokens", len(prompt))),
+                                                calls=1))
         choice = choices[0]
-        text = prefix + (_get(choice, "text") or "")
-        completion = [int(t) for t in (_get(choice, "token_ids") or [])]
-        lp = _get(choice, "logprobs")
-        logprobs = [float(x) for x in (_get(lp, "token_logprobs") or [])]
-        if len(logprobs) != len(completion):
-            raise TransientModelError(f"{self.name}: {len(completion)} token ids but {len(logprobs)} log-probs")
-        finish = _get(choice, "finish_reason") or "stop"
-        message = assistant_message(text, [], offered, native_tools=False)
+        text = prefix + reply_text(_get(choice, "text"))
+        completion = token_ids(_get(choice, "token_ids", []))
+        logprobs = log_probs(_get(_get(choice, "logprobs"), "token_logprobs", []))
+        finish = _get(choice, "finish_reason")
+        finish = finish if isinstance(finish, str) and finish else "stop"
+        message = nonempty_message(assistant_message(text, [], offered, native_tools=False))
+        usage = Usage(input_tokens=count(_get(usage_obj, "prompt_tokens", len(prompt))),
+                      output_tokens=count(_get(usage_obj, "completion_tokens", len(completion or []))), calls=1)
+        if completion is None or logprobs is None or len(logprobs) != len(completion):
+            log.warning("%s: the completion's token ids and log-probs do not match (%s ids, %s log-probs); the "
+                        "reply has no token record", self.name, None if completion is None else len(completion),
+                        None if logprobs is None else len(logprobs))
+            return ModelResponse(message=message, usage=usage, finish_reason=finish, raw=response)
         tokens = TokenRecord(prompt_ids=list(prompt), completion_ids=completion, logprobs=logprobs,
                              temperature=1.0, completion_text=text)
-        usage_obj = _get(response, "usage")
-        usage = Usage(input_tokens=int(_get(usage_obj, "prompt_tokens", len(prompt))),
-                      output_tokens=int(_get(usage_obj, "completion_tokens", len(completion))), calls=1)
         # Ended on an end-of-turn token (EOS, or a stop token id such as <|im_end|>), not on a stop string:
         stop_reason = _get(choice, "stop_reason")
-        finished = finish == "stop" and (stop_reason is None or isinstance(stop_reason, int)) and bool(completion)
+        finished = finish == "stop" and (stop_reason is None or type(stop_reason) is int) and bool(completion)
         if finished:
             self._end_of_turn = completion[-1]
         with self._chain_lock:

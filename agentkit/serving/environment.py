@@ -102,8 +102,8 @@ def cpu_supports_fp8_kv() -> bool | None:
 
 def cpu_dtype_for_this_cpu(cpuinfo: str | None = None) -> str:
     """The weights' dtype vLLM's CPU build serves fastest here: bfloat16 where the CPU computes it natively
-    (AVX-512 BF16 or AMX), float32 elsewhere, where bf16 is emulated (on a 2-core AVX2 EPYC, float32 decoded
-    8 streams at 75 tok/s against bf16's 35: `bench_vllm_cpu.py`); bfloat16 (vLLM's own default) where unknown.
+    (AVX-512 BF16 or AMX), float32 elsewhere, where bf16 is emulated and slower (Why:
+    docs/decisions.md#vllm-on-cpu); bfloat16 (vLLM's own default) where unknown.
     `cpuinfo`: the text of /proc/cpuinfo (read when not given)."""
     flags = _cpu_flags() if cpuinfo is None else cpuinfo
     if flags is None:

@@ -1,12 +1,13 @@
 """Schema linking before the first turn: the tables a question most likely needs, as CREATE TABLE lines.
 
-Small models spend their steps exploring a schema with tools and loop there (describe the same table
-again and again) before ever writing a query; given the relevant CREATE TABLEs up front they write
-the SQL directly. `schema_digest` picks those tables for one question, within a character budget:
-every table when the whole schema fits, else the tables whose names and columns best match the question
-(by the toolkit's column search: embeddings when it has them, words otherwise), each followed by the
-tables its foreign keys reach, and the names of the rest so the exploration tools can still find them;
-and, in a second section, the values the question names and the columns that hold them (`agentkit.sql.values`).
+An agent given only exploration tools can spend its steps describing tables (the same one again and
+again) before ever writing a query; given the relevant CREATE TABLEs up front it writes the SQL directly
+(why: docs/decisions.md#schema-digest-and-value-links). `schema_digest` picks those tables for one question,
+within a character budget: every table when the whole schema fits, else the tables whose names and columns
+best match the question (by the toolkit's column search: embeddings when it has them, words otherwise),
+each followed by the tables its foreign keys reach, and the names of the rest so the exploration tools can
+still find them; and, in a second section, the values the question names and the columns that hold them
+(`agentkit.sql.values`).
 
     kit = SchemaToolkit("shop.sqlite")
     print(schema_digest(kit, "How many orders did each customer place?"))
@@ -24,7 +25,8 @@ DIGEST_TITLE = "The database's tables (CREATE TABLE statements; use exactly thes
 DEFAULT_MAX_CHARS = 3000
 # What an SQL episode shows up front: the likely tables and the values the question names ("digest"), the
 # tables only ("tables"), or nothing, so the agent finds the schema with the tools ("hidden").
-SCHEMA_MODES = ("digest", "tables", "hidden")
+# The whole schema, however long ("full"), is what a single prompt with no tools is given.
+SCHEMA_MODES = ("digest", "tables", "full", "hidden")
 
 
 def create_table(info: TableInfo) -> str:
@@ -58,6 +60,11 @@ def rank_tables(kit: SchemaToolkit, question: str) -> list[str]:
             score[table] += max(float(value), 0.0) / (1 + rank)
     order = {n: i for i, n in enumerate(names)}
     return sorted(names, key=lambda n: (-score[n], order[n]))
+
+
+def full_schema(kit: SchemaToolkit) -> str:
+    """Every table's CREATE TABLE statement, in the database's order."""
+    return "\n".join(create_table(kit.db.describe(n)) for n in kit.db.table_names())
 
 
 def schema_digest(kit: SchemaToolkit, question: str, *, max_chars: int = DEFAULT_MAX_CHARS,
@@ -107,6 +114,8 @@ def schema_context(kit: SchemaToolkit, question: str, mode: str = "digest", *,
         raise ValueError(f"schema must be one of {', '.join(SCHEMA_MODES)}, not {mode!r}")
     if mode == "hidden":
         return {}
+    if mode == "full":
+        return {DIGEST_TITLE: full_schema(kit)}
     links = find_values(kit, question) if mode == "digest" else []
     prefer = list(dict.fromkeys(table for link in links for table, _ in link.columns))
     context = {DIGEST_TITLE: schema_digest(kit, question, max_chars=max_chars, prefer=prefer)}

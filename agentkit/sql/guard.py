@@ -31,6 +31,9 @@ FORBIDDEN_WORDS = frozenset({
 })
 
 MAX_STATEMENT_CHARS = 20_000
+"""The longest statement the guard reads; a longer one is refused unread."""
+MAX_NESTING = 100
+"""The deepest nesting of parentheses the guard lets through (SQL parsers downstream recurse on it)."""
 
 
 class StatementRefused(ValueError):
@@ -39,10 +42,12 @@ class StatementRefused(ValueError):
 
 @dataclass(frozen=True)
 class Lexeme:
-    """One piece of a statement: kind is word, string, identifier, symbol or semicolon."""
+    """One piece of a statement: kind is word, string, identifier, symbol or semicolon; `end` is where it ends
+    in the statement's text."""
 
     kind: str
     text: str
+    end: int = 0
 
 
 # SQLite's identifier characters: letters, digits, _, $ and every non-ASCII character.
@@ -54,8 +59,8 @@ _CLOSERS = {'"': '"', "`": "`", "[": "]"}
 
 
 def lex(sql: str) -> list[Lexeme]:
-    """Split SQL into lexemes, dropping comments and whitespace. Raises StatementRefused when a
-    string, quoted identifier or comment is left open."""
+    """Split SQL into lexemes, dropping comments and whitespace, in one linear pass. Raises StatementRefused
+    when a string, quoted identifier or comment is left open."""
     out: list[Lexeme] = []
     i, n = 0, len(sql)
     while i < n:
@@ -80,7 +85,7 @@ def lex(sql: str) -> list[Lexeme]:
                     j += 2
                     continue
                 break
-            out.append(Lexeme("string", sql[i : j + 1]))
+            out.append(Lexeme("string", sql[i : j + 1], j + 1))
             i = j + 1
         elif ch in _CLOSERS:
             closer = _CLOSERS[ch]
@@ -93,30 +98,31 @@ def lex(sql: str) -> list[Lexeme]:
                     j += 2
                     continue
                 break
-            out.append(Lexeme("identifier", sql[i : j + 1]))
+            out.append(Lexeme("identifier", sql[i : j + 1], j + 1))
             i = j + 1
         elif ch == "$":
             if _DOLLAR_TAG.match(sql, i):
                 raise StatementRefused("dollar-quoted strings ($$...$$, $tag$...$tag$) are not allowed: "
                                        "write strings in single quotes")
             m = _PARAMETER.match(sql, i)
-            out.append(Lexeme("word", m.group(0) if m else ch))
+            out.append(Lexeme("word", m.group(0) if m else ch, m.end() if m else i + 1))
             i = m.end() if m else i + 1
         elif m := _WORD.match(sql, i):
-            out.append(Lexeme("word", m.group(0)))
+            out.append(Lexeme("word", m.group(0), m.end()))
             i = m.end()
         elif ch == ";":
-            out.append(Lexeme("semicolon", ch))
+            out.append(Lexeme("semicolon", ch, i + 1))
             i += 1
         else:
-            out.append(Lexeme("symbol", ch))
+            out.append(Lexeme("symbol", ch, i + 1))
             i += 1
     return out
 
 
 def check_statement(sql: str) -> str:
     """Return the single read-only statement in `sql` (without a trailing semicolon), or raise
-    StatementRefused saying why it cannot run."""
+    StatementRefused saying why it cannot run. Linear in the statement's length: it is lexed once, and
+    refused past `MAX_STATEMENT_CHARS` characters or `MAX_NESTING` levels of parentheses."""
     if not isinstance(sql, str) or not sql.strip():
         raise StatementRefused("empty statement: write one SELECT query")
     if len(sql) > MAX_STATEMENT_CHARS:
@@ -151,38 +157,41 @@ def check_statement(sql: str) -> str:
                 f"the database is read-only: {word} is not allowed in a query "
                 f"(quote it, e.g. \"{word.title()}\", if it is a column name)"
             )
-    _refuse_quoted_calls(body)
-    # Cut the statement at its end (drops a trailing semicolon and trailing comments).
-    return _strip_trailing(sql)
+    _refuse_quoted_calls(body, _closing_parens(body))
+    # Cut the statement at its end: after its last lexeme (drops trailing semicolons and comments after them).
+    return sql[: body[-1].end].strip()
 
 
-def _refuse_quoted_calls(body: list[Lexeme]) -> None:
+def _closing_parens(body: list[Lexeme]) -> dict[int, int]:
+    """For each "(" of `body` (by index), the index of the ")" that closes it (or len(body) when none does);
+    refuses nesting deeper than `MAX_NESTING`. One pass."""
+    closes: dict[int, int] = {}
+    open_at: list[int] = []
+    for i, lx in enumerate(body):
+        if lx.kind != "symbol":
+            continue
+        if lx.text == "(":
+            open_at.append(i)
+            if len(open_at) > MAX_NESTING:
+                raise StatementRefused(f"the statement nests parentheses more than {MAX_NESTING} deep: "
+                                       "write it flatter (a WITH clause names a part)")
+        elif lx.text == ")" and open_at:
+            closes[open_at.pop()] = i
+    for i in open_at:
+        closes[i] = len(body)
+    return closes
+
+
+def _refuse_quoted_calls(body: list[Lexeme], closes: dict[int, int]) -> None:
     """Refuse a quoted identifier followed by "(" (a call of a quoted function name), except a CTE
     with a column list: `"name"(a, b) AS (...)`."""
     for i, lx in enumerate(body[:-1]):
         if lx.kind != "identifier" or body[i + 1].text != "(":
             continue
-        depth, j = 0, i + 1
-        while j < len(body):
-            depth += body[j].text == "("
-            depth -= body[j].text == ")"
-            if depth == 0:
-                break
-            j += 1
+        j = closes[i + 1]
         after = [x.text.upper() for x in body[j + 1 : j + 3]]
         if len(after) == 2 and after[0] == "AS" and after[1] in ("(", "MATERIALIZED", "NOT"):
             continue
         raise StatementRefused(
             f"a quoted name cannot be called as a function ({lx.text}(...)): write function names without quotes"
         )
-
-
-def _strip_trailing(sql: str) -> str:
-    text = sql.strip()
-    while True:
-        lexemes = lex(text)
-        if not lexemes or lexemes[-1].kind != "semicolon":
-            break
-        cut = text.rfind(";")
-        text = text[:cut].rstrip()
-    return text

@@ -1,11 +1,10 @@
 """A hint under a "no such column" error: where the column the query named really is.
 
-Small models repeat a failed query unchanged when the error only says what is missing ("no such column:
-T2.Email", asked again word for word until the step limit). The schema knows more: which table the alias
-stands for, which tables do have the column, whether the "column" was a text value in double quotes. The
-hint goes on a second line, so the error's first line (what repairs and notes key on) is unchanged. The 0.5B
-default model mostly repeats its query even so (17 of 19 next calls unchanged, 25 of 26 without the hint;
-tests/benchmarks/RESULTS.md): the hint is for models that read their errors.
+An error that only says what is missing ("no such column: T2.Email") leaves a model to guess, and models
+often send the same query again. The schema knows more: which table the alias stands for, which tables do
+have the column, whether the "column" was a text value in double quotes. The hint goes on a second line, so
+the error's first line (what repairs and notes key on) is unchanged. It helps models that read their errors.
+Why: docs/decisions.md#column-hints
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
     result = agent.run(sql_task_prompt("Which artist has the most albums?"))
     result.trajectory.records.get(SQL)  # final SQL, proposal, end of the propose turn, phase labels
 
-The schema is never shown up front (METHODS.md §5); the tools label each turn with its phase and
+The schema is never shown up front (docs/methods.md#trust-sql); the tools label each turn with its phase and
 `SQLRunRecorder` stores what training needs (the end of the propose turn for Dual-Track) as the
 trajectory's `SQL` record (`agentkit.records`).
 """
@@ -45,6 +45,11 @@ run_query.
 of the database) and run it again.
 3. Call confirm_answer with the final query; this ends the task.
 Return exactly the columns the question asks for."""
+
+SQL_INSTRUCTIONS_SINGLE_SHOT = """\
+You write SQLite queries. The user message gives a question and the CREATE TABLE statements of the database. \
+Reply with one SELECT query that answers the question, in a ```sql block. Return exactly the columns the \
+question asks for."""
 
 TASK_TEMPLATE = "Question: {question}"
 EVIDENCE_TEMPLATE = "\nHint: {evidence}"

@@ -1,4 +1,4 @@
-"""TRUST-SQL rewards (METHODS.md §5), as functions of a finished trajectory and the gold SQL.
+"""TRUST-SQL rewards (docs/methods.md#trust-sql-rewards), as functions of a finished trajectory and the gold SQL.
 
 - execution: 1.0 if the confirmed SQL's result set matches the gold one, 0.2 if it runs but differs,
   0 if there is no confirmed SQL or it fails. Rows are compared as a multiset unless the gold query
@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from agentkit.messages import ToolCall
 from agentkit.sql.database import Database, QueryError, QueryResult
+from agentkit.sql.extract import sql_in_text
 from agentkit.sql.toolkit import PHASES, PROPOSE, TOOL_PHASES
 from agentkit.trajectory import Trajectory
 
@@ -218,15 +219,17 @@ def _answered_calls(trajectory: Trajectory, name: str) -> list[tuple[ToolCall, b
 
 
 FIXES = "shape_checks"
-"""The trajectory record (extras) of the queries a learned check fixed before they ran (`agentkit.sql.shape`):
+"""The trajectory record (extras) of the queries a learned check fixed before they ran (`agentkit.memory.shape_checks`):
 {"fixed": [{"sql": the model's query, "ran": the query that ran}, ...]}."""
 
 
 def final_sql(trajectory: Trajectory) -> str | None:
-    """The SQL that ran for the last successful confirm_answer call (the model's, or a check's fix of it), or
-    None."""
+    """The SQL that ran for the last successful confirm_answer call (the model's, or a check's fix of it); in a
+    run that called no tool at all (the single-shot baseline), the query its answer text gives; else None."""
     done = [c for c, ok in _answered_calls(trajectory, "confirm_answer") if ok]
     sql = done[-1].arguments.get("sql") if done else None
+    if not done and not any(m.tool_calls for m in trajectory.messages if m.role == "assistant"):
+        return sql_in_text(trajectory.answer)
     for fix in trajectory.extras.get(FIXES, {}).get("fixed", []):
         if isinstance(fix, dict) and fix.get("sql") == sql and isinstance(fix.get("ran"), str):
             sql = fix["ran"]

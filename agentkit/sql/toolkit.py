@@ -1,7 +1,7 @@
 """SchemaToolkit: the tools an agent uses to explore an unknown database and answer with SQL.
 
 Each tool is read-only and carries the TRUST-SQL phase that labels the model turn calling it
-(METHODS.md §5): list_tables, describe_table, sample_rows, search_columns and distinct_values are
+(docs/methods.md#trust-sql): list_tables, describe_table, sample_rows, search_columns and distinct_values are
 `explore_schema`; propose_schema is `propose_schema`; run_query is `generate_sql`; confirm_answer is
 `confirm_answer` and final (its output ends the run).
 
@@ -93,7 +93,7 @@ class SchemaToolkit(Toolkit):
         db: the database.
         embed: optional `texts -> normalised vectors` used by search_columns; without it the search
             is lexical (word overlap) and says so.
-        max_rows: rows shown by run_query, confirm_answer and sample_rows (METHODS.md: at most 30).
+        max_rows: rows shown by run_query, confirm_answer and sample_rows (TRUST-SQL shows at most 30).
         timeout_s: time limit of each query.
         page_size: tables per page of list_tables.
     """

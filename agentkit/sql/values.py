@@ -1,12 +1,13 @@
 """Value linking: the database values a question names, and the columns that hold them.
 
 A question says 'Jazz', Frank Harris or Canada; the SQL needs `Genre.Name = 'Jazz'`, the customer's
-`FirstName` and `LastName`, `Country = 'Canada'`. Given only the CREATE TABLEs, a small model guesses
+`FirstName` and `LastName`, `Country = 'Canada'`. Given only the CREATE TABLEs, a model has to guess
 (`GenreId = 10`, a name in the wrong table). `find_values` looks each phrase the question quotes or
 capitalises up in the database's text columns (whole values in any case; quoted phrases also inside values),
 and its longer lower-case words as written ("cancelled" is a status; "money" is not the song "Money"), and says
 where each was found, with the key of the row when one row holds it, so the agent starts from the right column.
 It is the value half of schema linking, as text-to-SQL systems retrieve entities before they write SQL.
+Why: docs/decisions.md#schema-digest-and-value-links
 
 Bounded for hostile or large databases: one read-only scan per text column, each under the toolkit's
 query time limit, all of them under `budget_s`; what is not searched in time is left out, never guessed.
@@ -30,6 +31,7 @@ VALUES_TITLE = "Values the question names, found in the database (use these colu
 MAX_PHRASES = 8
 MAX_WORDS = 12
 MAX_COLUMNS_PER_PHRASE = 4
+MAX_SPELLINGS = 4
 DEFAULT_BUDGET_S = 2.0
 _MAX_CACHED = 10_000  # questions whose links a database keeps
 _TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING")
@@ -100,20 +102,34 @@ class ValueLink:
     """A phrase of the question found in the database: the (table, column)s holding it as a whole value,
     or, for a quoted phrase found only inside values, the first such column and an example value there.
     `keys` holds, per column, the key of the one row holding the value ("GenreId = 1"; "" when several rows
-    hold it or the table has no single-column primary key): a small model filters on the key without a join."""
+    hold it or the table has no single-column primary key), so the agent can filter on the key without a join."""
 
     phrase: str
     columns: tuple[tuple[str, str], ...]
     example: str | None = None
     keys: tuple[str, ...] = ()
+    spellings: tuple[tuple[str, ...], ...] = ()
+    """Per column, the spellings it stores the value in when they are not just the phrase as written (a column
+    holding 'paid', 'Paid' and 'PAID'): the agent then compares with LOWER()."""
 
     def render(self) -> str:
         """The link as one line for the prompt."""
         keys = self.keys or ("",) * len(self.columns)
-        where = ", ".join(f"{t}.{c}" + (f" ({k})" if k else "") for (t, c), k in zip(self.columns, keys, strict=True))
+        spellings = self.spellings or ((),) * len(self.columns)
+        where = ", ".join(f"{t}.{c}" + (f" ({k})" if k else "") + _spelled(c, forms)
+                          for (t, c), k, forms in zip(self.columns, keys, spellings, strict=True))
         if self.example is None:
             return f"{_literal(self.phrase)} is a value of {where}"
         return f"{_literal(self.phrase)} occurs inside values of {where} (e.g. {_literal(self.example[:80])})"
+
+
+def _spelled(column: str, forms: tuple[str, ...]) -> str:
+    if not forms:
+        return ""
+    if len(forms) == 1:
+        return f", stored as {_literal(forms[0])}"
+    shown = ", ".join(_literal(f) for f in forms[:MAX_SPELLINGS])
+    return f", stored as {shown} (compare with LOWER({column}))"
 
 
 def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_BUDGET_S) -> list[ValueLink]:
@@ -129,10 +145,11 @@ def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_
         return []
     whole: dict[str, list[tuple[str, str]]] = {p.lower(): [] for p in phrases}
     stored: dict[tuple[str, str, str], str] = {}  # (phrase, table, column) -> the value as the column holds it
+    forms: dict[tuple[str, str, str], list[str]] = {}  # (phrase, table, column) -> every spelling it holds
     inside: dict[str, list[tuple[tuple[str, str], str]]] = {p.lower(): [] for p in quoted if p.lower() in whole}
     any_case = {p.lower() for p in phrases if p not in words}
-    listed = ", ".join(_literal(p) for p in any_case)
-    exact = f" OR {{col}} IN ({', '.join(_literal(w) for w in words)})" if words else ""
+    word_case = {w.lower(): w for w in words}  # a word links only where it is stored as written; its other
+    listed = ", ".join(_literal(p) for p in any_case | set(word_case))  # spellings there are then shown too
     likes = "".join(f" OR {{col}} LIKE {_literal('%' + _escape_like(p) + '%')} ESCAPE '\\'" for p in inside)
     deadline = time.monotonic() + budget_s
     complete = True
@@ -143,7 +160,7 @@ def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_
             break
         col = kit.db.quote(column)
         sql = (f"SELECT DISTINCT {col} FROM {kit.db.quote(table)} WHERE lower({col}) IN ({listed or 'NULL'})"
-               + exact.format(col=col) + likes.format(col=col) + " LIMIT 50")
+               + likes.format(col=col) + " LIMIT 50")
         try:
             values = [str(r[0]) for r in kit.db.query(sql, max_rows=50, timeout_s=min(kit.timeout_s, left)).rows
                       if r and r[0] is not None]
@@ -151,10 +168,15 @@ def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_
             complete = False
             continue  # a column that cannot be read in time is not searched
         for value in values:
-            key = value.lower() if value.lower() in any_case else value if value in words else None
-            if key is not None and (table, column) not in whole[key]:
-                whole[key].append((table, column))
-                stored[key, table, column] = value
+            low = value.lower()
+            key = low if low in any_case else word_case.get(low)
+            if key is None:
+                continue
+            forms.setdefault((key.lower(), table, column), []).append(value)
+            linked = key.lower() in any_case or value == key
+            if linked and (table, column) not in whole[key.lower()]:
+                whole[key.lower()].append((table, column))
+                stored[key.lower(), table, column] = value
         for phrase, found in inside.items():
             example = next((v for v in values if phrase in v.lower() and v.lower() != phrase), None)
             if example is not None and (table, column) not in whole[phrase]:
@@ -163,14 +185,22 @@ def find_values(kit: SchemaToolkit, question: str, *, budget_s: float = DEFAULT_
     for p in phrases:
         if whole[p.lower()]:
             spots = tuple(whole[p.lower()][:MAX_COLUMNS_PER_PHRASE])
-            keys = tuple(_row_key(kit, t, c, stored[p.lower(), t, c], deadline) for t, c in spots)
-            links.append(ValueLink(p, spots, keys=keys))
+            spelled = tuple(_spellings(p, forms.get((p.lower(), t, c), [])) for t, c in spots)
+            keys = tuple("" if len(sp) > 1 else _row_key(kit, t, c, stored[p.lower(), t, c], deadline)
+                         for (t, c), sp in zip(spots, spelled, strict=True))  # several spellings: several rows
+            links.append(ValueLink(p, spots, keys=keys, spellings=spelled if any(spelled) else ()))
         elif inside.get(p.lower()):
             spot, example = inside[p.lower()][0]
             links.append(ValueLink(p, (spot,), example))
     if complete and len(done) < _MAX_CACHED:
         done[question] = links
     return links
+
+
+def _spellings(phrase: str, held: list[str]) -> tuple[str, ...]:
+    """The spellings a column holds a phrase in, when that is not exactly the phrase as written."""
+    unique = sorted(set(held))
+    return () if unique in ([phrase], []) else tuple(unique)
 
 
 def _row_key(kit: SchemaToolkit, table: str, column: str, value: str, deadline: float) -> str:

@@ -10,7 +10,7 @@ cache dtype differs), and at each context length (default 1k, 8k, 32k tokens) an
 - output_tok_s: output tokens / wall time (prefill included).
 
 Quality: greedy outputs of both servers on 16 prompts (agreement), a 20-question arithmetic set, and
-passkey retrieval at every context length. Target from the literature (SnapMLA, METHODS.md §6): up to
+passkey retrieval at every context length. Target from the literature (SnapMLA, docs/methods.md#fp8-decoding): up to
 1.91× decode throughput at long context on an MLA model; we look for ≥ 1.5×.
 
     python tests/benchmarks/bench_fp8_decode.py --model deepseek-ai/DeepSeek-V2-Lite-Chat

@@ -1,6 +1,6 @@
 """How often the learned LIMIT checks would fire, and how often wrongly, on held-out and unseen databases.
 
-`agentkit.sql.shape.ShapeChecks` takes a LIMIT off a confirmed query in two cases: an extra LIMIT, when none
+`agentkit.memory.shape_checks.ShapeChecks` takes a LIMIT off a confirmed query in two cases: an extra LIMIT, when none
 of the train questions sharing the most words with the question was answered with one, and an unordered
 LIMIT (no ORDER BY: arbitrary rows), when no train question was answered with one. Whether that is right needs
 no model: for every test question it is read against the question's own gold query. Per learn seed (the
@@ -29,8 +29,8 @@ from collections import Counter
 from pathlib import Path
 
 from agentkit.environments.sql import SQLEnvironment
+from agentkit.memory.shape_checks import Example, ShapeChecks, clauses, gold_of, without_limit
 from agentkit.sql.rewards import execution_reward, final_sql
-from agentkit.sql.shape import Example, ShapeChecks, clauses, gold_of, without_limit
 from agentkit.training.learning.loop import split_tasks, validation_split
 from agentkit.trajectory import iter_jsonl
 

@@ -5,6 +5,7 @@
 
 Configurations (greedy, one task at a time unless --concurrency):
 - agent:        `--model` (default local:default) under react with the schema digest, `--max-steps` steps;
+- draft:        the agent with the draft planner (`agentkit.sql.draft`): one completion first, the loop repairs;
 - single-shot:  `--baseline-model` (default the bare local:qwen2.5-coder-1.5b), the whole schema and the
                 question in one prompt, one completion, its last SQL block executed.
 
@@ -79,11 +80,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
     parser.add_argument("--per-db", type=int, default=4, help="questions per database")
-    parser.add_argument("--configs", nargs="+", default=["agent", "single-shot"], choices=("agent", "single-shot"))
+    parser.add_argument("--configs", nargs="+", default=["agent", "single-shot"],
+                        choices=("agent", "draft", "single-shot"))
     parser.add_argument("--model", default="local:default")
     parser.add_argument("--baseline-model", default="local:qwen2.5-coder-1.5b")
     parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--schema", default="digest", help="what the agent and draft configurations are shown up "
+                        "front: digest (default), tables, full or hidden (single-shot always gets full)")
     parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--votes", type=int, default=1, help="draft: drafts that vote by their results")
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
     parser.add_argument("--label", default="", help="suffix of the results file name")
     parser.add_argument("--out", type=Path, default=None, help="results file (default results/sql-SPLIT-LABEL.json)")
@@ -98,18 +103,18 @@ def main() -> int:
 
     build_tasks(args.data, splits=(args.split,))
     settings = GenerationSettings(temperature=0.0)
-    report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db,
+    report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db, "votes": args.votes,
                               "max_steps": args.max_steps, "concurrency": args.concurrency,
                               "machine_cores": os.cpu_count(),
                               "started": time.strftime("%Y-%m-%d %H:%M"), "runs": []}
     for config in args.configs:
-        schema, model_name = ("digest", args.model) if config == "agent" else ("full", args.baseline_model)
+        schema, model_name = ("full", args.baseline_model) if config == "single-shot" else (args.schema, args.model)
         env = SQLEnvironment(tasks=args.data / f"{args.split}.jsonl", schema=schema, name=f"sql-{args.split}")
         tasks = pick(list(env.tasks()), args.per_db)
         model = resolve_model(model_name, parallel=args.concurrency)
-        planner = "react" if config == "agent" else "single-shot"
+        planner = {"agent": "react", "draft": "draft", "single-shot": "single-shot"}[config]
         build = agent_factory(planner, env, model, max_steps=args.max_steps, settings=settings, explore_steps=0,
-                              map_steps=1, persist_priors=False)
+                              map_steps=1, persist_priors=False, votes=args.votes)
         t0 = time.perf_counter()
 
         def tick(result: Any, name: str = config) -> None:

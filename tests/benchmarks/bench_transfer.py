@@ -55,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from agentkit.agent import Agent
     from agentkit.environments.sql import CHINOOK_DB, CHINOOK_TASKS, CLINIC_DB, CLINIC_TASKS, SQLEnvironment
+    from agentkit.memory.pacing import Pacing
     from agentkit.models import resolve_model
     from agentkit.models.protocol import GenerationSettings
-    from agentkit.pacing import Pacing
     from agentkit.training.learning.methods import frozen_copy, open_notes, open_skills
 
     summary = json.loads((args.run / "summary.json").read_text())

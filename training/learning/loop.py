@@ -38,11 +38,11 @@ from agentkit.evaluation import EvalConfig, evaluate
 from agentkit.files import atomic_write
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.memory.notes import FailureAnalyst
+from agentkit.memory.pacing import Pacing
+from agentkit.memory.repairs import Repairs
+from agentkit.memory.shape_checks import ShapeChecks
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
-from agentkit.pacing import Pacing
-from agentkit.repairs import Repairs
-from agentkit.sql.shape import ShapeChecks
 from agentkit.training.learning.methods import (
     DEFAULT_METHODS,
     METHODS,
@@ -193,8 +193,8 @@ def learn(
         unseen: an environment never used for learning (e.g. another database), measured before and after.
         resume: continue the run saved in `out` (its settings must match).
         max_steps: agent steps per episode; train_temperature: sampling in the skills and notes runs (default 0:
-            they learn from the policy as it is deployed, and a small model sampled at 0.7 solved 0 of 7 train
-            tasks it solves greedily; rl samples at its `TrainConfig.temperature`). Evaluations are greedy.
+            they learn from the policy as it is deployed; why: docs/decisions.md#learning-loop; rl samples at its
+            `TrainConfig.temperature`). Evaluations are greedy.
         skill_options: `SkillSettings` overrides; notes_threshold: the notebook's retrieval cosine.
         notes_batch: tasks per Mistake Notebook Learning batch; rl_config: a `TrainConfig` for the rl method.
         notes_analyst: who names the mistakes and writes the notes: "environment" (the analyst for the

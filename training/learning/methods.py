@@ -6,11 +6,11 @@
             re-answered batch wins more than it loses (MistakeNotebook.learn). One step = one batch.
     checks  (SQL) the slips the failed train runs made (a LIMIT not asked for) and the clauses of every
             train question's gold query; a confirmed query showing a slip that similar questions' answers
-            lack (or every train answer lacks: a LIMIT with no ORDER BY) runs fixed (agentkit.sql.shape).
+            lack (or every train answer lacks: a LIMIT with no ORDER BY) runs fixed (agentkit.memory.shape_checks).
     repairs each failed call of the train runs next to a call that worked for its task (the reference call,
             e.g. the gold SQL, or a later call of a run that succeeded), shown to a call that fails the same
-            way (agentkit.repairs).
-    pacing  per-phase call limits from the runs that succeeded (agentkit.pacing).
+            way (agentkit.memory.repairs).
+    pacing  per-phase call limits from the runs that succeeded (agentkit.memory.pacing).
             checks, repairs and pacing are fitted from every train trajectory of the run (all methods'), then
             from bare train episodes until the run holds one per train task, refitted after each step.
             One step = `concurrency` episodes.
@@ -37,20 +37,20 @@ from agentkit.environments.sql import SQLEnvironment
 from agentkit.extensions import Extension, Instructions
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.memory.notes import FailureAnalyst
+from agentkit.memory.pacing import Pacing
+from agentkit.memory.repairs import ReferenceCalls, Repairs
+from agentkit.memory.shape_checks import ShapeChecks, gold_of
 from agentkit.memory.sql_analyst import SQLDiffAnalyst
 from agentkit.messages import Message, ToolCall
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, ToolSpecs
-from agentkit.pacing import Pacing
 from agentkit.records import SKILLS
-from agentkit.repairs import ReferenceCalls, Repairs
 from agentkit.sql.rewards import FIXES
-from agentkit.sql.shape import ShapeChecks, gold_of
 from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl
 
 METHODS = ("skills", "notes", "checks", "repairs", "pacing", "rl")
 DEFAULT_METHODS = ("skills", "notes", "checks", "pacing", "rl")
 """What `learn` runs when no methods are named (rl only for a local torch model: `rl_by_default`); repairs is
-left out: on the 0.5B default model it fixed no held-out task (tests/benchmarks/RESULTS.md)."""
+opt-in (why: docs/decisions.md#repairs)."""
 
 
 class MeteredModel:
@@ -150,7 +150,7 @@ class LearnContext:
 
 
 def skills_settings(options: dict[str, Any], *, learning: bool) -> dict[str, Any]:
-    """Skill-cycle settings: rule-based query and rerank (cheap and robust on small models), distil only
+    """Skill-cycle settings: rule-based query and rerank (cheap, and no model-written tags to misread), distil only
     successful runs while learning; never distil while evaluating."""
     base = {"query": "task", "rerank": "top", "distill": "on-success"}
     merged = {**base, **options}
@@ -267,9 +267,8 @@ class NotesLearner(Learner):
     """Mistake Notebook Learning on the train split: one accept-or-roll-back batch per step. The analyst is
     `ctx.notes_analyst`: by default the one for the environment's kind (SQL compares a failed query with the
     gold query, `SQLDiffAnalyst`), else the acting model. The phase ends early when `PATIENCE` batches in a
-    row that had failures to study kept no note (none was written: a small acting model as its own analyst
-    copies the template; or none helped the re-answered batch: the 0.5B default model did not act on the
-    SQL analyst's notes): its budget goes to the next method."""
+    row that had failures to study kept no note (none was written, or none helped the re-answered batch):
+    its budget goes to the next method. Why: docs/decisions.md#notes"""
 
     name = "notes"
     PATIENCE = 3
@@ -499,8 +498,8 @@ def untrainable(model: Any) -> str | None:
 
 def rl_by_default(model: Any) -> bool:
     """Whether learn's default methods include rl for `model`: only for a local torch model. On llama.cpp
-    the rl method works when named (`--method ...,rl`) but is not a default: a GRPO step of the 0.5B model
-    takes about a minute of the two-core budget, and no run so far has shown held-out gains from it."""
+    the rl method works when named (`--method ...,rl`) but is not a default: a GRPO step on a CPU costs
+    minutes of the budget. Why: docs/decisions.md#rl-in-the-learning-loop"""
     return _is_torch_local(getattr(model, "inner", model)) and untrainable(model) is None
 
 
@@ -545,8 +544,8 @@ class RLLearner(Learner):
             if "dtype" not in cfg.model_fields_set:
                 cfg.dtype = "bf16"  # the copy already differs from the GGUF, and bf16 is faster on CPUs
             if "micro_batch_size" not in cfg.model_fields_set and "gradient_checkpointing" not in cfg.model_fields_set:
-                # a 0.5B model's SQL episodes (4 x ~3k tokens) took 24 GB in one micro-batch: one at a time,
-                # and only each layer's input kept for the backward pass
+                # multi-turn SQL episodes are long (thousands of tokens each): one per micro-batch, and only
+                # each layer's input kept for the backward pass
                 cfg.micro_batch_size, cfg.gradient_checkpointing = 1, True
         self.trainer = Trainer(inner, cfg, out_dir=self.folder, rollout=rollout)
         self._resume = resume and latest_checkpoint(self.folder) is not None

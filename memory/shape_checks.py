@@ -1,13 +1,12 @@
 """Shape checks: the clauses answers to questions like this one had, learned from train tasks; a confirmed
 query with a slip the agent is known to make is fixed before it runs.
 
-A small model writes the right filter and then cuts the answer with a LIMIT nobody asked for. Told so in the
-instructions it does it anyway; sent back with its own query fixed ("Confirm this query: ... without the
-LIMIT"), the 0.5B model confirmed its LIMIT again, or wrote another one (tests/benchmarks/RESULTS.md). So the
-fix is applied, not asked for. `ShapeChecks` learns two things from the train split: which slips the agent
+An agent may write the right filter and then cut the answer with a LIMIT nobody asked for. The fix is
+applied, not asked for: a model told to drop the clause may keep it or write another (Why:
+docs/decisions.md#shape-checks). `ShapeChecks` learns two things from the train split: which slips the agent
 makes (`SLIPS`: a clause its failed runs' confirmed queries had and the gold query had not, seen in enough
 runs: `Slip.min_runs`, none for a slip every train answer votes on), and, for every train question, the
-clauses of its gold query. Attached to an agent (an `Extension` and a `Check`), it looks at the query of a
+clauses of its gold query. Attached to an agent (an `Extension` with a `check` hook), it looks at the query of a
 `confirm_answer` call and at the train questions that share the most words with this one (or, for a slip no
 answer should ever show, such as a LIMIT without ORDER BY, at every train question): when the query shows a
 learned slip and none of their answers did, the query runs fixed (`Slip.fix`); the trajectory keeps the
@@ -15,9 +14,10 @@ model's call and records the fix (`final_sql` and the reward read the query that
 runs would credit the model's own tokens with the fix's reward: learn's rl plays its rollouts without checks).
 
 Which clauses a question needs is read from its wording (list, top, which one), not from one schema, so
-the checks carry to other databases: `tests/benchmarks/bench_shape_checks.py` counts, per learn seed, how
-often the vote fires on held-out Chinook, clinic and library questions, and how often wrongly.
-`agentkit learn --method checks` learns them; `agentkit chat/eval --checks FILE` or
+the checks carry to other databases (`tests/benchmarks/bench_shape_checks.py` counts how often the vote
+fires on questions of other databases, and how often wrongly).
+`agentkit learn --method checks` learns them into checks.json of the learn run's folder; that folder
+(`agentkit chat/eval --memory DIR`, `agentkit.memory.load_memory`) or
 `Agent(..., extensions=[ShapeChecks.load(f)])` attaches them.
 """
 
@@ -31,15 +31,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentkit.environments.base import succeeded
 from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
 from agentkit.messages import ToolCall
 from agentkit.ranking import content_words, overlap
+from agentkit.results import succeeded
 from agentkit.sql.rewards import FIXES, final_sql, has_order_by
 from agentkit.trajectory import Trajectory
 
-KIND = "agentkit.sql.shape"
+KIND = "agentkit.sql.shape"  # the saved file's format tag (kept: files written before stay readable)
 VERSION = 1
 NEIGHBOURS = 3
 """Train questions consulted per check: the ones sharing the most words with the question."""
@@ -86,10 +86,9 @@ SLIPS: dict[str, Slip] = {"extra_limit": Slip("limit", True, without_limit),
 """The slips checked for. An extra LIMIT is judged by the nearest train questions (a ranked question's answer
 has one); a LIMIT with no ORDER BY (arbitrary rows) by every train question: fixed only where no train answer
 cut its rows that way, so a user whose questions ask for "any five rows" keeps them. That vote is the evidence
-it needs: it is learned before any train run has slipped (`min_runs` 0: in one learn run none of 26 train runs
-did, and held-out and clinic answers then did), and not learned where the train answers outvote it. A missing
-GROUP BY was tried as advice (tests/benchmarks/RESULTS.md): the model did not add one when told, and "the highest value"
-questions read like ranked ones, so a right MAX() query was sent back; it has no mechanical fix."""
+it needs: it is learned before any train run has slipped (`min_runs` 0), and not learned where the train
+answers outvote it. A missing GROUP BY has no mechanical fix and is not checked. Why:
+docs/decisions.md#shape-checks"""
 
 
 @dataclass(frozen=True)
@@ -185,14 +184,15 @@ class ShapeChecks:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ShapeChecks:
         """Read checks saved by `save`; a missing or malformed file is a clear error."""
-        data = read_artefact(path, KIND, "shape-checks file", "agentkit.sql.shape.ShapeChecks.save", "examples")
+        data = read_artefact(path, KIND, "shape-checks file", "agentkit.memory.shape_checks.ShapeChecks.save",
+                             "examples")
         try:
             examples = [Example(str(e["question"]), tuple(e["clauses"])) for e in data["examples"]]
             return cls(examples, data.get("slips", {}), neighbours=int(data.get("neighbours", NEIGHBOURS)))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path} holds malformed shape checks: {exc}") from exc
 
-    # -- the Extension and Check protocols ------------------------------------------------------------
+    # -- the Extension protocol and its check hook ----------------------------------------------------
     def before_run(self, run: RunContext) -> None:
         """Nothing before the run: the checks act on the confirmed query."""
 

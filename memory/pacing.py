@@ -1,17 +1,18 @@
 """Pacing: how many replies of each phase a run may make, learned from the runs that succeeded.
 
-Small models loop inside one phase: given a database schema they describe table after table until the
-step limit and never write the query. Runs that succeed do not: in them each phase takes a few calls.
+An agent can loop inside one phase: given a database schema it describes table after table until the
+step limit and never writes the query. Runs that succeed do not: in them each phase takes a few calls.
 `Pacing.fit` reads scored trajectories and, per phase, keeps the most replies (model turns labelled with
-that phase; a call each, for small models) any successful run made, when some failed run went past it (a
+that phase) any successful run made, when some failed run went past it (a
 limit that would have changed nothing is not kept). Attached to an
-agent (it is an `Extension` and a `Guard`), it declines a reply that would go past a limit: the calls
+agent (an `Extension` with a `review` hook), it declines a reply that would go past a limit: the calls
 get the reason back instead of running, and the next reply must call the agent's finishing tool when it
 has one (`@tool(final=True)`, e.g. the SQL toolkit's `confirm_answer`). A reply that calls a finishing
 tool is never declined.
 
 The limits are learned from the agent's own runs on train tasks (`agentkit learn --method pacing`), saved
-as JSON, and attached with `agentkit chat/eval --pacing FILE` or `Agent(..., extensions=[Pacing.load(f)])`.
+as pacing.json in the learn run's folder, and attached with that folder (`agentkit chat/eval --memory DIR`,
+`agentkit.memory.load_memory`) or `Agent(..., extensions=[Pacing.load(f)])`.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentkit.environments.base import succeeded
 from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
 from agentkit.messages import Message
+from agentkit.results import succeeded
 from agentkit.trajectory import Trajectory
 
-KIND = "agentkit.pacing"
+KIND = "agentkit.pacing"  # the saved file's format tag (kept: files written before stay readable)
 VERSION = 1
 MIN_SUCCESSES = 3
 """Successful runs needed before any limit is learned: fewer say too little about what a task needs."""
@@ -86,10 +87,10 @@ class Pacing:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Pacing:
         """Read limits saved by `save`; a missing or malformed file is a clear error."""
-        data = read_artefact(path, KIND, "pacing file", "agentkit.pacing.Pacing.save", "limits")
+        data = read_artefact(path, KIND, "pacing file", "agentkit.memory.pacing.Pacing.save", "limits")
         return cls(data["limits"], data.get("evidence"))
 
-    # -- the Extension and Guard protocols ------------------------------------------------------------
+    # -- the Extension protocol and its review hook ---------------------------------------------------
     def before_run(self, run: RunContext) -> None:
         """Nothing before the run: pacing acts on replies."""
 

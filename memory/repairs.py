@@ -1,21 +1,23 @@
 """Repairs: how a call that failed was put right, shown when a call fails the same way again.
 
-Small models, given an error, send the same call again: the SQL the database refused comes back
-unchanged until the step limit. Notes and skills shown before a run go unread; what a small model does
-act on is the text right in front of it, and it copies well. So the loop keeps, from the agent's own
+A model given an error may send the same call again: the SQL the database refused comes back unchanged
+until the step limit. Text shown right after the error is what such a model reads, and it copies well.
+So the loop keeps, from the agent's own
 runs on train tasks, each failed call next to a call that worked for the same task (the task's reference
 call when the environment ships one, e.g. the gold SQL; else the call that succeeded later in a run that
 solved the task), filed under the error's kind (the message with its names and quoted parts taken out:
-"no such column: …", "misuse of aggregate: …"). Attached to an agent (it is an `Extension` and an
-`Advisor`), a call that fails gets, after its error, the nearest repair of the same kind (by the words of
+"no such column: …", "misuse of aggregate: …"). Attached to an agent (an `Extension` with an
+`advise` hook), a call that fails gets, after its error, the nearest repair of the same kind (by the words of
 the task and of the call): the earlier task, the call that failed and the one that worked.
 
 It acts only on a call that has already failed, so a run that goes well is never touched; and what it
 shows is one worked pair, not a rule. Kinds of error are not particular to one database or tool set, so
-repairs learned on one carry to another (measured in tests/benchmarks/RESULTS.md).
+repairs learned on one can act on another. Opt-in, not a default method of `agentkit learn`. Why:
+docs/decisions.md#repairs
 
-Learned by `agentkit learn --method repairs`, saved as JSON, attached with `agentkit chat/eval --repairs
-FILE` or `Agent(..., extensions=[Repairs.load(f)])`.
+Learned by `agentkit learn --method repairs`, saved as repairs.json in the learn run's folder, attached with
+that folder (`agentkit chat/eval --memory DIR`, `agentkit.memory.load_memory`) or
+`Agent(..., extensions=[Repairs.load(f)])`.
 """
 
 from __future__ import annotations
@@ -28,15 +30,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentkit.environments.base import succeeded
 from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
 from agentkit.messages import ToolCall
 from agentkit.ranking import content_words, overlap
 from agentkit.repeats import NOT_RUN
+from agentkit.results import succeeded
 from agentkit.trajectory import Trajectory
 
-KIND = "agentkit.repairs"
+KIND = "agentkit.repairs"  # the saved file's format tag (kept: files written before stay readable)
 VERSION = 1
 ReferenceCalls = Callable[[str], Sequence[ToolCall]]
 """A task id -> the calls a correct run of that task makes (none when unknown)."""
@@ -166,13 +168,13 @@ class Repairs:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Repairs:
         """Read repairs saved by `save`; a missing or malformed file is a clear error."""
-        data = read_artefact(path, KIND, "repairs file", "agentkit.repairs.Repairs.save", "repairs")
+        data = read_artefact(path, KIND, "repairs file", "agentkit.memory.repairs.Repairs.save", "repairs")
         try:
             return cls(Repair(**item) for item in data["repairs"])
         except TypeError as exc:
             raise ValueError(f"{path} holds a malformed repair: {exc}") from exc
 
-    # -- the Extension and Advisor protocols ----------------------------------------------------------
+    # -- the Extension protocol and its advise hook ---------------------------------------------------
     def before_run(self, run: RunContext) -> None:
         """Nothing before the run: repairs act on failed calls."""
 
