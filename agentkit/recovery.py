@@ -31,7 +31,8 @@ from agentkit.tools import Tool, parameter_list
 
 def finish_reminder(finisher: Tool) -> str:
     """What a reply in text gets back when the run ends through the tool `finisher`: what the tool is for and
-    what it takes (a small model told to give its "final answer" wrote the number where the SQL goes)."""
+    what it takes (told only to give its "final answer", a model may put the answer where the tool's argument
+    goes)."""
     purpose = (finisher.description.strip().splitlines() or [""])[0]
     return " ".join(p for p in (f"A reply in text does not finish this task: call {finisher.name} now.", purpose,
                                 f"{finisher.name} takes {parameter_list(finisher)}.") if p)

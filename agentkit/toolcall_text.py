@@ -375,8 +375,8 @@ def tools_for_choice(tools: list[dict[str, Any]], choice: str | None) -> list[di
 def forced_prefix(choice: str | None, tools: Sequence[dict[str, Any]] = ()) -> str:
     """Text that begins the reply so it must be a call: `<tool_call>` for "required"; for a name, the call up to
     its arguments' opening brace, and, when `tools` gives the named tool's schema, up to the value of its first
-    required argument (a small model handed only the brace tends to close it at once), with the opening quote
-    when that value is a string (a small model that had just answered 2328.6 in text wrote `"sql": 2328.6`)."""
+    required argument (so the call is not closed empty), with the opening quote when that value is a string (so
+    it cannot be a number the model just gave in text). Why: docs/decisions.md#finishing-tools"""
     kind = tool_choice_kind(choice)
     if kind == "required":
         return OPEN_TAG
