@@ -72,6 +72,16 @@ DATA = (
      "its tools are never in the LoRA's training data, but it was used to choose between LoRA recipes"),
     ("synthetic tool conversations", "train", "agentkit/training/synthetic_tools.py",
      "what the tool LoRAs are trained on (none of sets A and B's tools)"),
+    ("generated SQL task set, train split (22 databases, 660 questions)", "train",
+     "agentkit/sql/taskgen/manifest.json", "for learning from: the agent's own runs here may be training data"),
+    ("generated SQL task set, dev split (11 databases, 330 questions)", "dev", "agentkit/sql/taskgen/manifest.json",
+     "failures read and designs compared here (the draft planner was chosen on it)"),
+    ("generated SQL task set, test split (10 databases, 300 questions)", "test",
+     "agentkit/sql/taskgen/manifest.json", "frozen: reported on once per design, its failures never read"),
+    ("tool-use set C (38 multi-step requests, 12 new tools)", "test", "tests/benchmarks/data/tool_capability_c.jsonl",
+     "written for measuring only: no tool of it is in any training data, nothing was tuned on it"),
+    ("multi-turn chat sessions (12 sessions, 75 turns)", "test", "tests/benchmarks/data/multiturn_sessions.jsonl",
+     "written for measuring only: nothing was tuned on it"),
 )
 
 
@@ -209,6 +219,12 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
     }
     if stem in describe:
         return describe[stem](data)
+    if stem.startswith("multiturn"):
+        o = data["overall"]
+        return (f"multi-turn chat, {o['turns']} turns ({o['tool_turns']} need a tool), {data.get('model', '')}",
+                "test", f"tool turns with the right tool {_pct(o['tool_turns_right_tool'])}, no-tool turns with no "
+                f"call {_pct(o['no_tool_turns_no_call'])}, right answers {_pct(o['right_answer'])}, "
+                f"{o['seconds_per_turn']} s per turn")
     if stem == "leakage":
         sets = data["sets"]
         return ("nearest tool-LoRA training request to each benchmark request (MiniLM cosine): max / p99", "-",
