@@ -1,13 +1,13 @@
 """The draft planner for SQL: write the query in one completion first, then let the loop check and repair it.
 
-    agent = Agent(model, kit, instructions=SQL_INSTRUCTIONS_SHOWN, planner=SQLDraftPlanner())
-    agent.run(sql_task_prompt(question), context=schema_context(kit, question))
+    agent = Agent(model, kit, instructions=SQL_INSTRUCTIONS_SHOWN, planner=SQLDraftPlanner(votes=5))
+    agent.run(sql_task_prompt(question), context=schema_context(kit, question, "tables"))
 
 Before the act loop, the model is asked once, with no tools, to write the query from the run's context (the
-schema digest and the values the question names) in a ```sql block: the prompt a single completion answers
-best. The draft is run (read-only, bounded like every query); while it fails or returns no rows, the model is
-shown what happened in the same conversation and writes a corrected query, up to `repairs` times (each its own
-turn, phase "repair", sampled at `repair_temperature` with a fixed seed per attempt: a greedy repair of a
+CREATE TABLEs; with schema "digest" also the values the question names) in a ```sql block: the prompt a
+single completion answers best. The draft is run (read-only, bounded like every query); while it fails or
+returns no rows, the model is shown what happened in the same conversation and writes a corrected query, up
+to `repairs` times (each its own turn, phase "repair", sampled at `repair_temperature` with a fixed seed per attempt: a greedy repair of a
 query the model just wrote is mostly the same query). What happens to the last query is `accept`:
 
 - "rows" (default): a draft that runs and returns rows is confirmed at once (`confirm_answer`); one that
@@ -15,8 +15,9 @@ query the model just wrote is mostly the same query). What happens to the last q
   draft and the error or the empty result, with every tool to repair it;
 - "never": the draft always opens the loop as a `run_query` call; the model confirms or fixes it.
 
-A reply with no SQL in it leaves the loop to start as usual. The draft's model call is its own turn (phase
-"draft", with its tokens), so training credits the draft's tokens with the run's outcome.
+With `votes=N`, N-1 more drafts are sampled (fixed seeds) and run, and the query whose result most drafts
+share is kept (the first draft's among equals). A reply with no SQL in it leaves the loop to start as usual.
+Every draft and repair is its own turn in the trajectory (phases "draft" and "repair", with their tokens).
 Why: docs/decisions.md#sql-draft
 """
 
