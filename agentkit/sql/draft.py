@@ -7,8 +7,9 @@ Before the act loop, the model is asked once, with no tools, to write the query 
 CREATE TABLEs; with schema "digest" also the values the question names) in a ```sql block: the prompt a
 single completion answers best. The draft is run (read-only, bounded like every query); while it fails or
 returns no rows, the model is shown what happened in the same conversation and writes a corrected query, up
-to `repairs` times (each its own turn, phase "repair", sampled at `repair_temperature` with a fixed seed per attempt: a greedy repair of a
-query the model just wrote is mostly the same query). What happens to the last query is `accept`:
+to `repairs` times (each its own turn, phase "repair", sampled at `repair_temperature` with a fixed seed per
+attempt: a greedy repair of a query the model just wrote is mostly the same query). What happens to the last
+query is `accept`:
 
 - "rows" (default): a draft that runs and returns rows is confirmed at once (`confirm_answer`); one that
   fails or returns nothing opens the loop as the model's own `run_query` call, so the model starts from its
