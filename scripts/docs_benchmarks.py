@@ -53,7 +53,8 @@ _ERAS = {
         learn-cli-default-45m-seed1 learn-memory-default-q4-45m-seed1 learn-min0-checks-pacing-seed1
         learn-min0-checks-pacing-seed2 learn-min0-checks-pacing-seed3 learn-unordered-checks-pacing-seed0
         learn-unordered-checks-pacing-seed1 learn-unordered-checks-pacing-seed2 tool-order-default-a""",
-    Q15_TOOLS: "capability-default-1.5b-a clinic-qwen1.5b-tools-quoted",
+    Q15_TOOLS: """capability-default-1.5b-a clinic-qwen1.5b-tools-quoted capability-default-c multiturn-default
+        multiturn-default-first3""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -134,7 +135,7 @@ def _capability(stem: str, data: dict[str, Any]) -> tuple[Any, ...] | None:
     n = s["n"]
     tag = spec.split(" [", 1)[1].rstrip("]") if " [" in spec else ""
     options = ", ".join(p for p in tag.split(", ")[2:] if p) or "all tools, as given"
-    sets = {46: "A (dev)", 24: "B (dev)"}
+    sets = {46: "A (dev)", 24: "B (dev)", 38: "C (test)"}
     return (f"`{stem}`", _model(stem, spec), sets.get(n, f"A, {n} of its requests (dev)"), options,
             f"{_count(s['right_call'], n)} ({_pct(s['right_call'])})",
             f"{_count(s['right_answer'], n)} ({_pct(s['right_answer'])})", f"{s['seconds_per_request']:.1f}")
