@@ -1,4 +1,4 @@
-"""The cognitive map M_t of map-then-act planning (docs/methods.md#map-then-act): typed, serialisable, lenient on input.
+"""The cognitive map M_t of map-then-act planning: typed, serialisable, lenient on input.
 
 It is what a map-then-act run records on its trajectory (`agentkit.records.MAP`), rendered into the act
 prompt and shown by `/map` in chat.

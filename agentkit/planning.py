@@ -1,4 +1,4 @@
-"""Map-then-act planning (docs/methods.md#map-then-act): explore the environment, map the task, then act.
+"""Map-then-act planning: explore the environment, map the task, then act.
 
 `Agent(..., planner="map-then-act")` runs three stages, each as model turns with its own phase label:
 

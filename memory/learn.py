@@ -1,4 +1,4 @@
-"""One batch step of Mistake Notebook Learning (docs/methods.md#mistake-notebook, steps 1–7).
+"""One batch step of Mistake Notebook Learning (steps 1–7).
 
 1. answer the batch with the current notes → baseline rewards;
 2. keep the real failures (reward below `success_at`);

@@ -1,5 +1,4 @@
-"""The mistake notebook: generalisable notes distilled from failures, shown to later runs
-(docs/methods.md#mistake-notebook).
+"""The mistake notebook: generalisable notes distilled from failures, shown to later runs.
 
     notebook = MistakeNotebook.open("~/.agentkit/notes")
     agent = Agent("local:smollm2-135m", extensions=[notebook])  # relevant notes go into the system prompt

@@ -1,4 +1,4 @@
-"""A note of the mistake notebook (docs/methods.md#mistake-notebook): a subject and guidance in five sections.
+"""A note of the mistake notebook: a subject and guidance in five sections.
 
 Kept apart from the notebook so the learning step (`agentkit.memory.learn`) can build notes without
 importing the notebook that calls it.

@@ -1,4 +1,4 @@
-"""The prompts of the mistake notebook (docs/methods.md#mistake-notebook), kept as data."""
+"""The prompts of the mistake notebook, kept as data."""
 
 from agentkit.jsontext import template_placeholders
 

@@ -4,7 +4,7 @@
     Trainer("local:smollm2-135m", TrainConfig(algo="grpo", lr=1e-5), out_dir="ckpt").fit(read_jsonl("runs.jsonl"))
 
 Modules, in the order data flows through them:
-    config      TrainConfig: every hyperparameter of docs/methods.md with its published default (YAML/TOML)
+    config      TrainConfig: every hyperparameter of the methods with its published default (YAML/TOML)
     sequences   trajectory → token sequences (recorded ids, never re-tokenised), loss masks, phases
     credit      per-algorithm tracks: which advantage each generated token carries
     advantages  group normalisation, NDCG, Skill1 rewards (pure functions)

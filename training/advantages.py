@@ -7,7 +7,6 @@ Skill1:      utilization from r; rerank from NDCG(predicted order, order by U);
 Dual-Track:  A_sch from the schema reward, A_ans from the answer reward, each
              group-normalised then clipped to ±c (c = 10).
 
-The methods as agentkit implements them: docs/methods.md (#grpo, #skill1-credit, #dual-track-grpo).
 
 std is the sample standard deviation (Bessel-corrected), as torch.std and the mainstream trainers
 compute it. A missing reward (NaN) takes no part in its group's statistics and gets advantage 0.

@@ -135,7 +135,7 @@ def sdar(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str, T
                                        "skill1_rerank_phases", "skill1_distill_phases"))
 def skill1(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str, TrackCredit]:
     """Skill1 credit: util (1) from r on utilization tokens (every phase but rerank/distill); rerank (λ1)
-    from NDCG on rerank tokens; distill (λ2) from r − Û on distill tokens (docs/methods.md#skill1-credit)."""
+    from NDCG on rerank tokens; distill (λ2) from r − Û on distill tokens."""
     per = [skill1_rewards(_reward(t), _skills(t)) for t in trajectories]
     rerank, distill = set(config.skill1_rerank_phases), set(config.skill1_distill_phases)
 
@@ -154,7 +154,7 @@ def skill1(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str,
                                            "dual_adv_clip", "dual_schema_key", "dual_answer_keys",
                                            "dual_propose_phase"))
 def dual_track(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str, TrackCredit]:
-    """Dual-Track GRPO (docs/methods.md#dual-track-grpo): schema (w_sch) from the schema reward on tokens up to
+    """Dual-Track GRPO: schema (w_sch) from the schema reward on tokens up to
     the end of the last propose turn of the main chain; answer (w_ans) from the answer rewards on all tokens;
     both advantages clipped to ±dual_adv_clip."""
     schema, answer = [], []

@@ -1,6 +1,6 @@
 """The training configuration: one typed object, loadable from YAML or TOML.
 
-Every hyperparameter of the methods (docs/methods.md) has a named field with its published default; fields whose value
+Every hyperparameter of the methods has a named field with its published default; fields whose value
 the papers do not publish say so. Load with `TrainConfig.load("train.yaml")` (or `.toml`); unknown
 keys are an error, so a typo never silently falls back to a default.
 """
@@ -33,7 +33,7 @@ class LoraConfig(BaseModel):
 class TrainConfig(BaseModel):
     """All settings of a training run.
 
-    Groups: the algorithm and its coefficients (docs/methods.md), the optimiser, batching, precision,
+    Groups: the algorithm and its coefficients, the optimiser, batching, precision,
     checkpointing, and online rollouts.
     """
 
@@ -41,7 +41,7 @@ class TrainConfig(BaseModel):
 
     algo: Algorithm = "grpo"
 
-    # -- GRPO backbone (docs/methods.md#grpo) ----------------------------------------------------
+    # -- GRPO backbone ----------------------------------------------------
     scale_adv_by_std: bool = True
     """A_i = (r_i − mean)/(std + ε); False is Dr.GRPO (no std)."""
     adv_eps: float = 1e-6
@@ -73,7 +73,7 @@ class TrainConfig(BaseModel):
     mis_high: float = 2.0
     """... or above this."""
 
-    # -- SDAR (docs/methods.md#sdar) -------------------------------------------------------------
+    # -- SDAR -------------------------------------------------------------
     sdar_beta: float = 5.0
     """β in the gate g = sigmoid(β·δ)."""
     sdar_coef: float = 0.01
@@ -81,7 +81,7 @@ class TrainConfig(BaseModel):
     sdar_prefix: str = "[Privileged Skill Information]\n{skill}\n\n"
     """Privileged context prepended to the teacher's prompt."""
 
-    # -- Skill1 credit (docs/methods.md#skill1-credit) -------------------------------------------
+    # -- Skill1 credit -------------------------------------------
     skill1_rerank_coef: float = 0.3
     """λ1 on J_rerank."""
     skill1_distill_coef: float = 0.3
@@ -90,7 +90,7 @@ class TrainConfig(BaseModel):
     skill1_distill_phases: list[str] = Field(default_factory=lambda: ["distill"])
     """Tokens of any other phase (query, act, ...) are utilization tokens, credited from r."""
 
-    # -- Dual-Track GRPO (docs/methods.md#dual-track-grpo) ---------------------------------------
+    # -- Dual-Track GRPO ---------------------------------------
     dual_schema_coef: float = 0.25
     """w_sch."""
     dual_answer_coef: float = 1.0

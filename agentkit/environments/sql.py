@@ -8,7 +8,7 @@
 An episode's tools are the `SchemaToolkit` tools; run them through an `Agent` (instructions:
 `env.instructions`, context: `episode.context`, reward: `episode.score`) or call `episode.step(call)` yourself.
 `score(trajectory)` returns {"execution", "format", "schema", "answer", "reward"}:
-execution is 1.0/0.2/0, format 0.1, schema 0.4·table-F + 0.6·column-F (docs/methods.md#trust-sql-rewards);
+execution is 1.0/0.2/0, format 0.1, schema 0.4·table-F + 0.6·column-F;
 "answer" = execution + format is the outcome track of Dual-Track GRPO and "schema" its schema track;
 "reward" equals "answer" by default (`total="all"` adds the schema reward) so that evaluation and
 plain GRPO optimise the task's outcome, not the shaping signal.
@@ -166,8 +166,7 @@ class SQLEpisode:
 
 
 class SQLEnvironment:
-    """Text-to-SQL tasks over one database (or several, Spider/BIRD style), scored by the TRUST-SQL rewards
-    (docs/methods.md#trust-sql-rewards).
+    """Text-to-SQL tasks over one database (or several, Spider/BIRD style), scored by the TRUST-SQL rewards.
 
     Args:
         db: the database of tasks that name none (path, SQLAlchemy URL or `Database`).
@@ -180,8 +179,8 @@ class SQLEnvironment:
         schema: "digest" (default) opens each episode with the CREATE TABLEs the question most likely
             needs (`agentkit.sql.digest`), within `digest_chars`, and the values it names with the columns
             holding them (`agentkit.sql.values`); "tables" the CREATE TABLEs only; "hidden" shows none, so
-            the agent finds the schema with the tools alone (the TRUST-SQL four-phase recipe,
-            docs/methods.md#trust-sql).
+            the agent finds the schema with the tools alone (the TRUST-SQL four-phase
+            recipe).
     """
 
     def __init__(self, db: str | Path | Database | None = None, tasks: str | Path | Sequence[Any] | None = None,

@@ -1,4 +1,4 @@
-"""SQL over unknown schemas (TRUST-SQL, docs/methods.md#trust-sql): read-only database access, the
+"""SQL over unknown schemas (TRUST-SQL): read-only database access, the
 schema-exploration toolkit, the four-phase agent recipe and its rewards.
 
     from agentkit.sql import sql_agent, sql_task_prompt

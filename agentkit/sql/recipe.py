@@ -4,7 +4,7 @@
     result = agent.run(sql_task_prompt("Which artist has the most albums?"))
     result.trajectory.records.get(SQL)  # final SQL, proposal, end of the propose turn, phase labels
 
-The schema is never shown up front (docs/methods.md#trust-sql); the tools label each turn with its phase and
+The schema is never shown up front; the tools label each turn with its phase and
 `SQLRunRecorder` stores what training needs (the end of the propose turn for Dual-Track) as the
 trajectory's `SQL` record (`agentkit.records`).
 """

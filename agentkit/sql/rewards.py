@@ -1,4 +1,4 @@
-"""TRUST-SQL rewards (docs/methods.md#trust-sql-rewards), as functions of a finished trajectory and the gold SQL.
+"""TRUST-SQL rewards, as functions of a finished trajectory and the gold SQL.
 
 - execution: 1.0 if the confirmed SQL's result set matches the gold one, 0.2 if it runs but differs,
   0 if there is no confirmed SQL or it fails. Rows are compared as a multiset unless the gold query

@@ -1,7 +1,7 @@
 """SchemaToolkit: the tools an agent uses to explore an unknown database and answer with SQL.
 
-Each tool is read-only and carries the TRUST-SQL phase that labels the model turn calling it
-(docs/methods.md#trust-sql): list_tables, describe_table, sample_rows, search_columns and distinct_values are
+Each tool is read-only and carries the TRUST-SQL phase that labels the model turn calling it:
+list_tables, describe_table, sample_rows, search_columns and distinct_values are
 `explore_schema`; propose_schema is `propose_schema`; run_query is `generate_sql`; confirm_answer is
 `confirm_answer` and final (its output ends the run).
 
