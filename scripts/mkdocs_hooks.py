@@ -15,6 +15,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
+
 ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "build" / "docs-src"
 
@@ -34,7 +36,11 @@ def package_tree(root: Path = ROOT, out: Path = TREE) -> Path:
     return package
 
 
+@event_priority(100)
 def on_config(config: Any) -> Any:
-    """mkdocs event: build the tree before the plugins read any source."""
+    """mkdocs event: build the tree before the plugins read any source.
+
+    Runs first: mkdocstrings drops a search path that does not exist yet when its own `on_config` runs,
+    and would then read the package from wherever it is installed."""
     package_tree()
     return config
