@@ -21,6 +21,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
+from agentkit import durable
 from agentkit.approval import (
     ApprovalPolicy,
     Decision,
@@ -31,6 +34,8 @@ from agentkit.approval import (
     record_decisions,
     resolve_decisions,
 )
+from agentkit.delegation import AgentTool, decided_earlier, run_with_agents
+from agentkit.durable import Checkpoint, Checkpoints, RunStore, StoreLike, open_store
 from agentkit.events import (
     Event,
     ModelText,
@@ -42,6 +47,7 @@ from agentkit.events import (
     ToolStarted,
 )
 from agentkit.extensions import Extension, Planner, RunContext
+from agentkit.handoffs import Handoff, HandoffTool, as_handoffs
 from agentkit.hooks import Hooks
 from agentkit.loop_state import LoopState
 from agentkit.messages import Message, ToolCall
@@ -55,7 +61,7 @@ from agentkit.recovery import Recovery
 from agentkit.results import RewardFn, apply_reward
 from agentkit.results import RunResult as RunResult  # defined low in the package; named here for users
 from agentkit.retry import call_with_retries, stream_with_retries
-from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
+from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolOutcome, ToolRunner, as_tools
 from agentkit.trajectory import OutputCheck, Trajectory, append_jsonl
 
 if TYPE_CHECKING:
@@ -81,6 +87,8 @@ class _CallsEnded:
     typed: list[Any] = field(default_factory=list)  # accepted `final_result` values
     typed_rejected: bool = False
     final_output: str | None = None  # the output of a `final=True` tool
+    pending: list[ToolCall] = field(default_factory=list)  # calls an agent called as a tool waits on
+    handoff: RunResult | None = None  # the run of the agent the conversation was handed to
 
 
 class Agent:
@@ -113,6 +121,13 @@ class Agent:
         output_validators: functions checking the typed output; they may raise `ModelRetry`.
         tracing: OpenTelemetry spans: True (the global tracer provider), a tracer provider, or False;
             unset, `AGENTKIT_OTEL=1` turns it on (see agentkit.tracing).
+        store: checkpoint every run there, a directory (or a `RunStore`), so that `resume(run_id)` continues
+            it after its process died, without running a finished call again (see agentkit.durable).
+        name: the agent's name, recorded on its trajectories (`Trajectory.agent`) and naming it to other agents
+            (its handoff tool, its events in theirs).
+        handoffs: agents this one may hand the conversation to (or `handoff(agent, ...)` specs), each offered as
+            a tool `transfer_to_<name>`; the agent called takes the conversation over and answers
+            (see agentkit.handoffs). To call an agent as a tool instead, give `other.as_tool(...)` in `tools`.
     """
 
     def __init__(
@@ -133,13 +148,18 @@ class Agent:
         output_retries: int = 2,
         output_validators: Sequence[OutputValidator] = (),
         tracing: bool | Any = None,
+        store: StoreLike | None = None,
+        name: str = "agent",
+        handoffs: Sequence[Agent | Handoff] = (),
     ) -> None:
         if samples < 1:
             raise ValueError("samples must be at least 1")
         if output_retries < 0:
             raise ValueError("output_retries must be 0 or more")
         self.model = resolve_model(model)
-        self.tools = as_tools(tools)
+        self.name = name
+        self.tools = as_tools([*tools, *as_handoffs(handoffs)])
+        self._delegates = frozenset(n for n, t in self.tools.items() if isinstance(t, AgentTool))
         self.instructions = instructions
         self.planner = resolve_planner(planner)
         self.extensions: tuple[Extension, ...] = tuple(extensions)
@@ -166,6 +186,9 @@ class Agent:
                                                                                else [])
         self._approvals = approval is not None or any(t.requires_approval is not False for t in self.tools.values())
         self._tracer = _make_tracer(tracing)
+        self.store: RunStore | None = open_store(store)
+        """Where runs are checkpointed (None: nowhere); a copy with another store resumes runs kept there."""
+        self._checkpoints = Checkpoints(model)
 
     def output_validator(self, fn: OutputValidator) -> OutputValidator:
         """Decorator: add a check of the typed output (it may raise `ModelRetry`)."""
@@ -173,6 +196,16 @@ class Agent:
             raise ValueError("output validators need an output_type (output_type=str to check text answers)")
         self._output.validators.append(fn)
         return fn
+
+    def as_tool(self, name: str, description: str, *, timeout_s: float | None = None,
+                input_type: type[BaseModel] | None = None) -> AgentTool:
+        """This agent as a tool for other agents: a call runs it on the call's request (one argument, `request`,
+        or the fields of the pydantic model `input_type`) and the observation is its answer (its typed output as
+        JSON with an `output_type`). In another agent's run its events stream as `InnerEvent`s, its run is a child
+        trajectory of that run (logged with it, its usage counted in it), its calls needing approval pause that
+        run, and past `timeout_s` seconds the caller's model gets an error observation (see agentkit.delegation).
+        """
+        return AgentTool(self, name, description, timeout_s=timeout_s, input_type=input_type)
 
     def with_extensions(self, *extensions: Extension) -> Agent:
         """A copy of this agent (same model, tools and settings) with `extensions` attached after its own;
@@ -227,18 +260,22 @@ class Agent:
         return self._run(task, streaming=True, history=history, task_id=task_id, reward_fn=reward_fn,
                          metadata=metadata, context=context)
 
-    def resume(self, state: RunState | RunResult | str, decisions: Decisions, *,
+    def resume(self, state: RunState | RunResult | str, decisions: Decisions | None = None, *,
                reward_fn: RewardFn | None = None) -> RunResult:
         """Continue a paused run with a decision for each pending call (by call id: `approve()`,
         `deny(reason)`, or a bool). `state` may be a `RunState`, its JSON, or the paused `RunResult`.
         The result may pause again at a later call. A run is scored (`reward_fn`), learnt from by the
-        extensions and logged when it finishes, so pass `reward_fn` here, not to the paused `run`."""
+        extensions and logged when it finishes, so pass `reward_fn` here, not to the paused `run`.
+
+        With a `store`, `state` may also be a run id: a run whose process died continues from its last
+        checkpoint (no decisions needed unless it is paused; calls that finished are not run again, see
+        agentkit.durable), and a finished run returns its result without running anything."""
         for event in self._resume(state, decisions, streaming=False, reward_fn=reward_fn):
             if isinstance(event, RunFinished):
                 return event.result
         raise RuntimeError("agent run ended without a result")  # pragma: no cover
 
-    def resume_stream(self, state: RunState | RunResult | str, decisions: Decisions, *,
+    def resume_stream(self, state: RunState | RunResult | str, decisions: Decisions | None = None, *,
                       reward_fn: RewardFn | None = None) -> Generator[Event, None, None]:
         """`resume`, yielding events as they happen; the last event is `RunFinished`."""
         return self._resume(state, decisions, streaming=True, reward_fn=reward_fn)
@@ -247,7 +284,8 @@ class Agent:
         """`run` for asyncio code; the loop runs in a worker thread."""
         return await asyncio.to_thread(self.run, task, **options)
 
-    async def aresume(self, state: RunState | RunResult | str, decisions: Decisions, **options: Any) -> RunResult:
+    async def aresume(self, state: RunState | RunResult | str, decisions: Decisions | None = None,
+                      **options: Any) -> RunResult:
         """`resume` for asyncio code."""
         return await asyncio.to_thread(self.resume, state, decisions, **options)
 
@@ -301,30 +339,36 @@ class Agent:
         return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, history=history,
                              context=context)
 
-    def _resume(self, state: RunState | RunResult | str, decisions: Decisions, *, streaming: bool,
+    def _resume(self, state: RunState | RunResult | str, decisions: Decisions | None, *, streaming: bool,
                 reward_fn: RewardFn | None) -> Generator[Event, None, None]:
         # Checked here, before the generator starts, so bad input fails at the call.
-        if isinstance(state, RunResult):
-            state = state.state
-        elif isinstance(state, str | bytes):
-            state = RunState.from_json(state)
+        state = durable.state_of(state, self.store)
+        if state.status == "finished":
+            return durable.replay(durable.finished_result(state, self._output))
+        if state.status == "running":  # its process died: on from the last checkpoint
+            durable.check_running(state)
+            return self._execute(state.trajectory.model_copy(deep=True), streaming=streaming, reward_fn=reward_fn,
+                                 saved=state)
         state.check()
-        chosen = resolve_decisions(state, decisions)
+        chosen = resolve_decisions(state, decisions or {})
         trajectory = state.trajectory.model_copy(deep=True)  # the caller's state stays resumable as it was
         return self._execute(trajectory, streaming=streaming, reward_fn=reward_fn, resume=(state.pending, chosen))
 
     def _execute(self, trajectory: Trajectory, *, streaming: bool, reward_fn: RewardFn | None,
                  history: Sequence[Message] = (), context: Mapping[str, str] | None = None,
-                 resume: tuple[list[ToolCall], dict[str, Decision]] | None = None) -> Generator[Event, None, None]:
-        """Start a run (its task is the trajectory's), or continue a paused one with its decisions."""
+                 resume: tuple[list[ToolCall], dict[str, Decision]] | None = None,
+                 saved: RunState | None = None) -> Generator[Event, None, None]:
+        """Start a run (its task is the trajectory's), continue a paused one with its decisions, or one whose
+        process died from its last checkpoint (`saved`)."""
         started = time.perf_counter()
-        trace = (self._tracer.start_run(trajectory, self.model, resumed=resume is not None)
+        trace = (self._tracer.start_run(trajectory, self.model, resumed=resume is not None or saved is not None)
                  if self._tracer is not None else None)
+        checkpoint = self._checkpoints.open(self.store, trajectory, self.tools, self.max_steps, saved)
         try:
             run = RunContext(task=trajectory.task, model=self.model, tools=self.tools, trajectory=trajectory,
                              settings=self.settings,
                              call_hook=trace.traced_call(self._call_model) if trace else self._call_model)
-            if resume is None:
+            if resume is None and saved is None:
                 # Before the loop: the caller's and the extensions' context, the planner explores and maps.
                 for title, text in (context or {}).items():
                     run.add_context("run", title, text)
@@ -341,16 +385,22 @@ class Agent:
                     messages.append(run.opening)
                     resume = ([], {})
             else:
-                record_decisions(trajectory, *resume)
+                if resume is not None:
+                    record_decisions(trajectory, *resume)
                 if (offered := trajectory.records.get(TOOLS_OFFERED)) is not None:
                     run.offered = offered.offered  # a resumed run shows the tools it showed before the pause
+            if saved is not None and (decided := durable.unanswered_reply(saved)) is not None:
+                resume = ([], decided)  # the last reply's calls had not all returned: they run (or not) first
             yield PhaseStarted("act")
             yield from self._loop(run, trace, streaming=streaming, reward_fn=reward_fn, started=started,
-                                  resume=None if resume is None else (trajectory.messages[-1], resume[1]))
+                                  resume=None if resume is None else (trajectory.messages[-1], resume[1]),
+                                  checkpoint=checkpoint)
         except BaseException as exc:
             if trace is not None and not trace.ended:
                 trace.end(trajectory, exc)
             raise
+        finally:
+            self._checkpoints.close(trajectory)
 
     def _loop(
         self,
@@ -361,17 +411,22 @@ class Agent:
         reward_fn: RewardFn | None,
         started: float,
         resume: tuple[Message, dict[str, Decision]] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> Iterator[Event]:
         """Step until a step decides how the run stops (`state.stop_reason`) or the steps run out, then
         `_finish`. A step asks the model, hands what goes wrong to `Recovery`, and runs the reply's calls;
-        the extensions act through their hooks."""
+        the extensions act through their hooks. A durable run's `checkpoint` is saved before every step."""
         trajectory = run.trajectory
         messages = trajectory.messages
         state = LoopState.of(trajectory, self.settings)
+        if checkpoint is not None:
+            checkpoint.restore(state)
         recovery = self._recovery()
         hooks = Hooks.of(self.extensions)  # looked up once per run, not per step
         specs = self._offered_specs(run)
         while state.stop_reason is None:
+            if checkpoint is not None:
+                checkpoint.step(state, calls_pending=resume is not None)
             decisions = _NO_DECISIONS
             if resume is not None:  # a paused reply, now decided: run its calls
                 (reply, decisions), resume = resume, None
@@ -422,9 +477,9 @@ class Agent:
             #    they returned, in the reply's order.
             if hooks.checks:
                 reply = hooks.check(run, reply, self._finishers)
-            ended = yield from self._run_calls(reply, decisions, run, hooks, trace)
+            ended = yield from self._run_calls(reply, decisions, run, hooks, trace, streaming)
             self._calls_ended(state, recovery, reply, ended)
-        yield from self._finish(run, trace, state, reward_fn, started)
+        yield from self._finish(run, trace, state, reward_fn, started, checkpoint)
 
     def _recovery(self) -> Recovery:
         """This run's recovery policy, from the agent's settings, finishing tools and step limit."""
@@ -481,10 +536,16 @@ class Agent:
                 and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
 
     def _calls_ended(self, state: LoopState, recovery: Recovery, reply: Message, ended: _CallsEnded | None) -> None:
-        """What running a reply's calls means for the run: a typed output or a `final=True` tool's output
-        ends it; a rejected typed output counts against `output_retries`."""
+        """What running a reply's calls means for the run: a typed output, a `final=True` tool's output or a
+        handoff ends it, an agent call waiting for approval pauses it; a rejected typed output counts against
+        `output_retries`."""
         if ended is None:
             recovery.calls_ran(state, reply)
+        elif ended.pending:
+            state.pending, state.stop_reason = ended.pending, "paused"
+        elif ended.handoff is not None:  # the answer, output and end are those of the agent handed to
+            handed = ended.handoff
+            state.answer, state.output, state.stop_reason = handed.answer, handed.output, handed.stop_reason
         elif ended.typed:
             state.output = ended.typed[0]
             state.answer, state.stop_reason = self._output.dump(state.output), "final"  # type: ignore[union-attr]
@@ -495,14 +556,18 @@ class Agent:
             self._rejected(state)
 
     def _finish(self, run: RunContext, trace: RunSpans | None, state: LoopState, reward_fn: RewardFn | None,
-                started: float) -> Iterator[Event]:
-        """After the loop: a paused run hands back its state; a finished one is scored, learnt from, logged."""
+                started: float, checkpoint: Checkpoint | None = None) -> Iterator[Event]:
+        """After the loop: a paused run hands back its state; a finished one is scored, learnt from, logged
+        (and a durable run's checkpoint says so)."""
         trajectory = run.trajectory
+        trajectory.agent = trajectory.agent or self.name
         stop_reason = state.stop_reason or "max_steps"
         trajectory.answer, trajectory.stop_reason = state.answer, stop_reason
         trajectory.duration_s += time.perf_counter() - started
         if stop_reason == "paused":
             result = RunResult(None, trajectory, pending=state.pending)
+            if checkpoint is not None:
+                checkpoint.paused(state.pending)
             if trace is not None:
                 trace.end(trajectory)
             yield RunPaused(result)
@@ -513,27 +578,43 @@ class Agent:
         for ext in self.extensions:
             ext.after_run(run)
             yield from run.drain_events()
-        if self.log is not None:
+        if self.log is not None and trajectory.parent_id is None:  # a child run is logged with its parent
             append_jsonl(self.log, trajectory)
+        if checkpoint is not None:
+            checkpoint.done()
         if trace is not None:
             trace.end(trajectory)
         yield RunFinished(RunResult(state.answer, trajectory, output=state.output))
 
     def _run_calls(self, reply: Message, decisions: dict[str, Decision], run: RunContext,
-                   hooks: Hooks, trace: RunSpans | None) -> Generator[Event, None, _CallsEnded | None]:
+                   hooks: Hooks, trace: RunSpans | None, streaming: bool = False,
+                   ) -> Generator[Event, None, _CallsEnded | None]:
         """Run a reply's calls (denied ones not), append the observations in the reply's order (a failed
         call's with what `advise` hooks add); says what ends the run or counts as a typed-output attempt
-        (None: nothing, the loop goes on)."""
+        (None: nothing, the loop goes on). Calls of agents run first, one by one (`agentkit.delegation`);
+        one that pauses for approval pauses the run before any other call of the reply has run."""
         trajectory = run.trajectory
         calls = reply.tool_calls
         final = self._final_name
+        if decisions and self._delegates:  # resumed after an agent call paused: the reply's decisions still stand
+            decisions = {**decided_earlier(trajectory, calls), **decisions}
         plain = not decisions and final is None  # every call runs
         to_run = calls if plain else [c for c in calls if c.name != final and
                                       (not decisions or decisions.get(c.id, _NO_DECISION).approved)]
         for call in calls:
             yield ToolStarted(call)
         spans = [trace.start_tool_call(c, self._description(c.name)) for c in to_run] if trace else None
-        outcomes = self._runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in to_run])
+        if self._delegates and any(c.name in self._delegates for c in to_run):
+            ran = yield from run_with_agents(self.tools, to_run, decisions, trajectory, self._plain_runner(trajectory),
+                                             streaming=streaming, logprobs=run.settings.logprobs)
+            if ran.pending:
+                for span, start in spans or ():
+                    trace.end_tool_call(span, start, ToolOutcome("paused: an agent waits for approval"))  # type: ignore[union-attr]
+                return _CallsEnded(pending=ran.pending)
+            outcomes = ran.outcomes
+        else:
+            runner = self._checkpoints.runner(trajectory, to_run, self._runner)  # a durable run saves each result
+            outcomes = runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in to_run])
         if spans is not None:
             for (span, start), outcome in zip(spans, outcomes, strict=True):
                 trace.end_tool_call(span, start, outcome)  # type: ignore[union-attr]
@@ -560,11 +641,23 @@ class Agent:
                 if tool is not None and tool.final and not outcome.is_error:
                     ended = ended or _CallsEnded()
                     ended.final_output = outcome.content
+                elif isinstance(tool, HandoffTool) and isinstance(outcome.value, RunResult):
+                    ended = ended or _CallsEnded()
+                    ended.handoff = outcome.value
             else:
                 observation = denial_message(call, decisions[call.id].reason)
             trajectory.messages.append(observation)
             yield ToolFinished(call, observation, duration)
         return ended
+
+    def _plain_runner(self, trajectory: Trajectory) -> Callable[[Sequence[ToolCall]], list[ToolOutcome]]:
+        """What runs a reply's calls that are not agents' (through a durable run's checkpoint)."""
+
+        def run(batch: Sequence[ToolCall]) -> list[ToolOutcome]:
+            runner = self._checkpoints.runner(trajectory, batch, self._runner)
+            return runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in batch])
+
+        return run
 
     def _typed_text(self, reply: Message, turn: int, trajectory: Trajectory) -> tuple[bool, Any]:
         """A text reply when a typed output is asked for: the output (output_type=str), or feedback."""

@@ -17,6 +17,10 @@ The other calls of the paused reply (those needing no approval) run on resume, t
 approved ones, in the reply's order, so the model's observations keep the order of its calls. A
 denied call is not run; the model sees "The user denied this call" (with the reason, if given) as
 its observation. Every decision is recorded in `trajectory.approvals`.
+
+The same `RunState` is what a durable run (`Agent(store=DIR)`, `agentkit.durable`) checkpoints after every
+step: `status` says whether the run is running, paused or finished, `in_flight` and `finished` which calls of
+the reply being run had started and which had returned when it was saved.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from agentkit.messages import Message, ToolCall
 from agentkit.trajectory import ApprovalRecord, Trajectory
@@ -34,7 +38,7 @@ from agentkit.trajectory import ApprovalRecord, Trajectory
 if TYPE_CHECKING:
     from agentkit.tools import Tool
 
-STATE_SCHEMA_VERSION = 1
+STATE_SCHEMA_VERSION = 2  # 2: status, in_flight, finished, loop, agent, updated_at (durable runs)
 
 ApprovalPolicy = Callable[["Tool", dict[str, Any]], bool]
 """An agent-level policy: given the tool and the call's arguments, does the call need approval?"""
@@ -82,13 +86,58 @@ def denial_message(call: ToolCall, reason: str | None) -> Message:
     return Message.tool(call, text, is_error=True)
 
 
+RunStatus = Literal["running", "paused", "finished"]
+"""Where a run stands: going on (or stopped by a crash, to be resumed), waiting for approval, or done."""
+
+
+class LoopRecord(BaseModel):
+    """What the act loop remembers between steps beyond the trajectory (`agentkit.loop_state.LoopState`'s
+    recovery fields), saved so that a resumed run goes on as the uninterrupted one would."""
+
+    tool_choice: str | None = None
+    """The next model call's `tool_choice` (a finishing call may be demanded)."""
+    told_to_finish: bool = False
+    repeating: bool = False
+    repeated_results: str = ""
+    last_parse_error: str | None = None
+    loops: list[int] = Field(default_factory=list)
+
+
+class AgentRecord(BaseModel):
+    """How the run's agent was built, as far as it can be rebuilt from a record: the model string it was given
+    (None for a `Model` object) and, per tool, the `module:qualname` it imports from (None when it cannot be
+    imported, e.g. a tool defined in a function or a script)."""
+
+    model: str | None = None
+    tools: dict[str, str | None] = Field(default_factory=dict)
+    max_steps: int = 20
+
+
 class RunState(BaseModel):
-    """A paused run, serialisable as JSON: its trajectory so far and the calls waiting for a decision."""
+    """A run, serialisable as JSON: its trajectory so far and the calls waiting for a decision (a paused run);
+    for a durable run also its status and the calls of the reply being run (see `agentkit.durable`).
+
+    States written before schema version 2 are paused runs and read as such."""
 
     kind: Literal["agentkit.run_state"] = "agentkit.run_state"
     schema_version: int = STATE_SCHEMA_VERSION
     trajectory: Trajectory
     pending: list[ToolCall]
+    status: RunStatus = "paused"
+    in_flight: list[ToolCall] = Field(default_factory=list)
+    """Calls handed to their tools that had not returned when the state was saved: they may or may not have
+    completed."""
+    finished: list[Message] = Field(default_factory=list)
+    """The observations of the calls of the reply being run that had returned when the state was saved."""
+    loop: LoopRecord | None = None
+    agent: AgentRecord | None = None
+    updated_at: float = 0.0
+    """When the state was saved (seconds since the epoch; 0: not recorded)."""
+
+    @property
+    def run_id(self) -> str:
+        """The run's id: its trajectory's id."""
+        return self.trajectory.id
 
     def to_json(self) -> str:
         """The state as one JSON document."""
@@ -120,9 +169,23 @@ class RunState(BaseModel):
         last = t.messages[-1] if t.messages else None
         if last is None or last.role != "assistant" or not last.tool_calls:
             raise ValueError("run state is damaged: its last message is not the reply with the pending calls")
-        reply_ids = {c.id for c in last.tool_calls}
-        if not self.pending or any(c.id not in reply_ids for c in self.pending):
+        waiting = waiting_call_ids(t)
+        if not self.pending or any(c.id not in waiting for c in self.pending):
             raise ValueError("run state is damaged: the pending calls are not those of the last reply")
+
+
+def waiting_call_ids(trajectory: Trajectory) -> set[str]:
+    """The ids of the calls a paused run may wait on: those of its last reply, and those a paused child run
+    started by one of them waits on (an agent called as a tool whose own call needs approval)."""
+    last = trajectory.messages[-1] if trajectory.messages else None
+    if last is None or last.role != "assistant":
+        return set()
+    reply = {c.id for c in last.tool_calls}
+    ids = set(reply)
+    for child in trajectory.children:
+        if child.parent_call_id in reply and child.stop_reason == "paused":
+            ids |= waiting_call_ids(child)
+    return ids
 
 
 def resolve_decisions(state: RunState, decisions: Decisions) -> dict[str, Decision]:

@@ -71,4 +71,19 @@ class RunFinished:
     result: RunResult
 
 
-Event = PhaseStarted | ModelText | ModelTurn | ToolStarted | ToolFinished | ContextAdded | RunPaused | RunFinished
+@dataclass(frozen=True)
+class InnerEvent:
+    """An event of a run this run started: an agent called as a tool (`Agent.as_tool`) or the agent the
+    conversation was handed to (`Agent(handoffs=...)`).
+
+    `agent` names that agent, `call_id` is this run's call that started it, and `event` is the inner run's event
+    as its own stream would yield it (its `RunFinished` included; an `InnerEvent` again for a run it started).
+    """
+
+    agent: str
+    call_id: str
+    event: Event
+
+
+Event = (PhaseStarted | ModelText | ModelTurn | ToolStarted | ToolFinished | ContextAdded | RunPaused | RunFinished
+         | InnerEvent)

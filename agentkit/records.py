@@ -180,6 +180,47 @@ class ToolsOffered(_Record):
     scores: dict[str, float] = Field(default_factory=dict)
 
 
+# -- experience (agentkit.memory.experience: worked examples of verified runs) ---------------------------
+
+
+class ShownExample(_Record):
+    """A worked example the experience put into the run's context: its id, the question it answered, and how it
+    was chosen (cosine of the questions; similarity of its SQL skeleton to the pre-predicted query's, None
+    when there was no pre-prediction)."""
+
+    id: str
+    question: str = ""
+    question_similarity: float = 0.0
+    skeleton_similarity: float | None = None
+
+
+class ExperienceRecord(_Record):
+    """What the experience did in one run: the database it recognised, the pre-predicted query whose skeleton
+    chose the examples (None: chosen by the question alone), the examples shown, best first, and, after the
+    run, how its confirmed query relates to them (`use`: "copied" one's SQL, "adapted" one's skeleton,
+    "own" neither; None when nothing was shown or no query was confirmed)."""
+
+    database: str
+    draft_sql: str | None = None
+    draft_skeleton: str | None = None
+    shown: list[ShownExample] = Field(default_factory=list)
+    use: str | None = None
+
+
+# -- feedback (agentkit.feedback: a person's or a program's verdict on a run) ----------------------------
+
+
+class FeedbackRecord(_Record):
+    """A verdict on the run: good or bad, why (for a bad one, what was wrong), who gave it ("user": /good,
+    /bad or `agentkit.feedback.rate`; "approval": the person's decisions on its calls; "callback": a
+    reward function) and when (Unix seconds)."""
+
+    good: bool
+    why: str | None = None
+    source: str = "user"
+    at: float = 0.0
+
+
 SKILLS: RecordKey[SkillsRecord] = RecordKey("skills", SkillsRecord)
 NOTES: RecordKey[NotesRecord] = RecordKey("notes", NotesRecord)
 NOTES_RETRIEVAL_S: RecordKey[NotesTiming] = RecordKey("notes_retrieval_s", NotesTiming)
@@ -191,9 +232,11 @@ MAP_PROBES: RecordKey[MapProbes] = RecordKey("map_probes", MapProbes)
 SQL: RecordKey[SQLRecord] = RecordKey("sql", SQLRecord)
 POLICY: RecordKey[PolicyRecord] = RecordKey("policy", PolicyRecord)
 TOOLS_OFFERED: RecordKey[ToolsOffered] = RecordKey("tools_offered", ToolsOffered)
+EXPERIENCE: RecordKey[ExperienceRecord] = RecordKey("experience", ExperienceRecord)
+FEEDBACK: RecordKey[FeedbackRecord] = RecordKey("feedback", FeedbackRecord)
 
 RECORD_KEYS: tuple[RecordKey[Any], ...] = (SKILLS, NOTES, NOTES_RETRIEVAL_S, SAMPLES, EXPLORE, MAP, MAP_ERROR,
-                                           MAP_PROBES, SQL, POLICY, TOOLS_OFFERED)
+                                           MAP_PROBES, SQL, POLICY, TOOLS_OFFERED, EXPERIENCE, FEEDBACK)
 """Every record the framework writes."""
 
 

@@ -95,6 +95,7 @@ class Tool:
     """
 
     requires_approval: ApprovalRule = False  # also for subclasses that build themselves without __init__
+    idempotent: bool = False
 
     def __init__(
         self,
@@ -109,6 +110,7 @@ class Tool:
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         parameters: dict[str, Any] | None = None,
         requires_approval: ApprovalRule = False,
+        idempotent: bool = False,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
@@ -126,6 +128,7 @@ class Tool:
         self.timeout_s = timeout_s
         self.max_output_chars = max_output_chars
         self.requires_approval = requires_approval
+        self.idempotent = idempotent
         self.is_async = inspect.iscoroutinefunction(fn)
         self.parameters = parameters
         self.args_model = _arguments_model(fn, self.name, arg_docs) if parameters is None else None
@@ -205,6 +208,7 @@ def tool(
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     requires_approval: ApprovalRule = False,
+    idempotent: bool = False,
 ) -> Tool: ...
 
 
@@ -220,6 +224,7 @@ def tool(
     timeout_s: float | None = DEFAULT_TIMEOUT_S,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     requires_approval: ApprovalRule = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -231,7 +236,9 @@ def tool(fn: Callable[..., Any] | None = None, **options: Any) -> Tool | Callabl
     trajectory; `final=True` ends the run with the tool's output as the answer (an agent with such a tool
     sends a reply in text back once, asking for the call); `requires_approval`
     (True, or a function of the call's arguments) pauses the run before the call until a person decides
-    (`agentkit.approval`).
+    (`agentkit.approval`). `idempotent=True` says running a call twice does no harm: a durable run resumed
+    after a crash runs a call that may have been in flight again when its tool is idempotent or read-only, and
+    tells the model instead for any other tool (`agentkit.durable`).
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:

@@ -16,7 +16,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -25,7 +25,9 @@ from agentkit.messages import Message, Usage, clean_text, new_id
 from agentkit.models.protocol import TokenRecord
 from agentkit.records import Records
 
-SCHEMA_VERSION = 3  # 2: the `policy` record (agentkit.records.POLICY); 3: `tools_offered`
+SCHEMA_VERSION = 4  # 2: the `policy` record (agentkit.records.POLICY); 3: `tools_offered`; 4: `experience`, `feedback`
+# Fields added with defaults (the nested runs' `agent`, `parent_id`, `parent_call_id`, `relation`, `children`) keep
+# the version: older logs load with the defaults, and an older agentkit reads newer logs without those fields.
 _PREFIX_WINDOW = 8  # how many of the latest turns with token ids a new prompt may continue
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 """The longest line of a JSONL log `iter_jsonl` reads; a longer one is skipped (read past in pieces)."""
@@ -88,6 +90,11 @@ class Trajectory(BaseModel):
 
     `metadata` is the user's (passed to `Agent.run(..., metadata=...)`, stored as given); `extras` holds
     the framework's records of the run, read and written through `records` (see `agentkit.records`).
+
+    A run of another agent that this run started (an agent called as a tool, `Agent.as_tool`, or the agent
+    the conversation was handed to, `Agent(handoffs=...)`) is one of its `children`: a trajectory of its own,
+    with its own turns and token ids, whose `parent_id` is this run's id and whose `parent_call_id` is the
+    call that started it. `usage` counts the children's model calls too.
     """
 
     schema_version: int = SCHEMA_VERSION
@@ -109,6 +116,16 @@ class Trajectory(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     started_at: float = Field(default_factory=time.time)
     duration_s: float = 0.0
+    agent: str | None = None
+    """The name of the agent that ran it (`Agent(name=...)`); None in logs older than nested runs."""
+    parent_id: str | None = None
+    """The id of the run that started this one; None for a run started by a caller."""
+    parent_call_id: str | None = None
+    """The id of the parent's tool call that started this run."""
+    relation: Literal["tool", "handoff"] | None = None
+    """How the parent started this run: as a tool ("tool") or by handing the conversation over ("handoff")."""
+    children: list[Trajectory] = Field(default_factory=list)
+    """The runs this run started, in the order they started (see `parent_id`)."""
 
     _clean = field_validator("task", "answer", "model")(lambda value: clean_text(value))
 

@@ -29,7 +29,7 @@ from rich.text import Text
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult, tracing_from_env
 from agentkit.approval import ApprovalPolicy, Decision, approve, deny, policy_from_spec
 from agentkit.builtin_tools import builtin_tools, parse_tool_names
-from agentkit.cli.console import EventPrinter, format_call, load_model
+from agentkit.cli.console import format_call, load_model
 from agentkit.cli.memory_options import (
     CHECKS_OPTION,
     MEMORY_OPTION,
@@ -40,8 +40,9 @@ from agentkit.cli.memory_options import (
     memory_paths,
     open_memory,
 )
+from agentkit.cli.own_agent import TeamPrinter, load_agent
 from agentkit.cli.slash import CommandHandler as CommandHandler
-from agentkit.cli.slash import SlashCommand, commands_of, slash_command
+from agentkit.cli.slash import SlashCommand, commands_of, feedback_commands, slash_command
 from agentkit.cost import format_cost
 from agentkit.events import RunFinished
 from agentkit.extensions import Extension, Planner
@@ -167,7 +168,7 @@ class ChatSession:
 
     def ask(self, text: str) -> RunResult | None:
         """Run one user turn, streaming it; Ctrl-C interrupts it and leaves the history as it was."""
-        printer = EventPrinter(self.console)
+        printer = TeamPrinter(self.console)  # the runs of agents it calls or hands over to shown too
         events = self.agent.stream(text, history=list(self.history))
         result: RunResult | None = None
         try:
@@ -452,6 +453,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def chat(
+        ctx: typer.Context,
         model: str = MODEL_OPTION,
         tools: str = TOOLS_OPTION,
         allow_dir: Path | None = ALLOW_DIR_OPTION,
@@ -473,8 +475,14 @@ def register(app: typer.Typer) -> None:
                                            "it next time"),
         mcp: list[str] | None = MCP_OPTION,
         select_tools: int = SELECT_TOOLS_OPTION,
+        agent: str | None = typer.Option(None, "--agent", help="Chat with your own agent: FILE.py:NAME, an Agent "
+                                         "(or a function returning one) the file defines, as it builds it"),
     ) -> None:
         """Chat with a tool-using agent in the terminal (offline by default, on the embedded model)."""
+        if agent is not None:  # the options that build an agent are not for it
+            given = [p.opts[0] for p in ctx.command.params if p.name not in ("agent", "log")
+                     and getattr(ctx.get_parameter_source(p.name or ""), "name", "DEFAULT") != "DEFAULT"]
+            raise typer.Exit(chat_with_agent_file(agent, log=log, unused=given))
         model = memory_model(model, memory)
         config = ChatConfig(model=model, tools=tools, allow_dir=allow_dir, system=system, max_steps=max_steps,
                             log=log, planner=planner, temperature=temperature, max_tokens=max_tokens, ask=ask,
@@ -495,6 +503,32 @@ def register(app: typer.Typer) -> None:
             for kit in mcp_kits:
                 kit.close()
         raise typer.Exit(code)
+
+
+def chat_with_agent_file(spec: str, *, log: Path | None = None, unused: Sequence[str] = (),
+                         stdin: TextIO | None = None) -> int:
+    """`agentkit chat --agent FILE.py:NAME`: chat with the agent the file builds (see agentkit.cli.own_agent);
+    `log` gets each finished turn's trajectory. The options that build an agent (`unused`) are an error with it."""
+    error = Console(stderr=True, highlight=False, soft_wrap=True)
+    if unused:
+        error.print(Text(f"error: --agent uses the agent as {spec} builds it; drop {', '.join(unused)}", style="red"))
+        return 2
+    try:
+        agent = load_agent(spec)
+    except ValueError as exc:
+        error.print(Text(f"error: {exc}", style="red"))
+        return 2
+    console = Console(highlight=False, soft_wrap=True)
+    hooks = [] if log is None else [lambda session, result: append_jsonl(log, result.trajectory)]
+    commands = {k: v for k, v in builtin_commands().items() if k != "model"}  # the file chose the model
+    session = ChatSession(lambda model: agent, agent.model, spec, console, commands=commands, on_turn=hooks)
+    console.print(Text(f"agentkit chat · agent {agent.name} from {spec} · tools: {', '.join(agent.tools) or 'none'}",
+                       style="bold"))
+    try:
+        chat_loop(session, stdin)
+    finally:
+        agent.close()
+    return 0
 
 
 def connect_mcp(servers: Sequence[str]) -> list[MCPToolkit]:
@@ -571,4 +605,5 @@ def builtin_commands() -> dict[str, SlashCommand]:
     """The chat's own commands, built afresh for each session from this explicit list."""
     table = commands_of(_help, _tools, _reset, _usage, _save, _model, _exit, _map, _notes)
     table["quit"] = SlashCommand("quit", "Leave the chat", _exit)
+    table.update(feedback_commands())
     return table

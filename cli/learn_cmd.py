@@ -4,9 +4,15 @@
     agentkit learn --env sql --tasks q.jsonl --db shop.sqlite --method skills,notes --budget 15m --out runs/a
     agentkit learn --env sql --unseen-db clinic --budget 45m --out runs/b      # also measure on the clinic DB
     agentkit learn --out runs/b --resume ...                                    # continue a stopped run
+    agentkit learn --from-runs chat.jsonl --db shop.sqlite --out runs/shop       # from rated runs, no gold
 
-The out folder holds the learned artefacts (skills/, notes/, checks.json, repairs.json, pacing.json,
-adapter/), every trajectory as
+With `--from-runs LOG` there is no task file, no gold and no model: the runs of LOG that a person rated
+(`/good`, `/bad [why]` in the chat, `agentkit.feedback.rate`, approval decisions) are learned from
+(`agentkit.memory.from_runs`): good runs become worked examples (experience.json), bad runs with a reason
+become notes.
+
+The out folder holds the learned artefacts (skills/, notes/, experience.json, checks.json, repairs.json,
+pacing.json, adapter/), every trajectory as
 JSONL (trajectories/), report.html, learning_curve.png and summary.json. Use them right away:
 `agentkit chat --model local:NAME --memory OUT` attaches what the run kept (`agentkit.memory.load`), the
 adapter too when NAME is the model it trained.
@@ -37,6 +43,35 @@ def unseen_environment(value: str | None, tasks: Path | None, schema: str = "dig
     return SQLEnvironment(db=value, tasks=tasks, name=f"sql-{Path(value).stem}", schema=schema)
 
 
+def learn_from_logs(logs: list[Path], out: Path, db: Path | None, method: str | None) -> None:
+    """`agentkit learn --from-runs LOG`: learn from the rated runs of the logs into `out` and say what was
+    learned (see `agentkit.memory.from_runs`)."""
+    from rich.console import Console
+
+    from agentkit.memory.from_runs import METHODS, learn_from_runs
+
+    methods = list(METHODS) if method is None else [m.strip() for m in method.split(",") if m.strip()]
+    console = Console()
+    try:
+        summary = learn_from_runs(logs, out, db=db, methods=methods)
+    except (ValueError, OSError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    except ImportError as exc:  # the embeddings and the notebook need the memory extra
+        console.print(f"[red]error:[/red] learning from runs needs agentkit[memory]: {exc}")
+        raise typer.Exit(1) from exc
+    console.print(f"{summary.runs} runs: {summary.good} rated good, {summary.bad} rated bad, {summary.unrated} "
+                  "not rated", markup=False)
+    if "experience" in methods:
+        console.print(f"experience: {len(summary.admitted)} examples admitted, {len(summary.forgotten)} forgotten "
+                      f"(rated bad since), {summary.examples} in all", markup=False)
+        for why, n in summary.not_admitted.items():
+            console.print(f"  {n} good run{'s' if n != 1 else ''} not admitted: {why}", markup=False)
+    if "notes" in methods:
+        console.print(f"notes: {len(summary.notes)} written from bad runs with a reason", markup=False)
+    console.print(f"use them: agentkit chat --memory {out}  (or agentkit sql ... --memory {out})", markup=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add `agentkit learn`."""
 
@@ -44,13 +79,20 @@ def register(app: typer.Typer) -> None:
     def learn_command(
         env: str = typer.Option("sql", "--env", help="Environment: sql, tooluse or textgame."),
         tasks: Path | None = typer.Option(None, "--tasks", help="Task file (default: the shipped set)."),
-        db: Path | None = typer.Option(None, "--db", help="Database for --env sql with your own --tasks."),
+        db: Path | None = typer.Option(None, "--db", help="Database for --env sql with your own --tasks; with "
+                                       "--from-runs, the database the logged runs queried."),
         model: str = typer.Option("local:default", "--model", help="Model string; rl needs a local: model."),
         budget: str = typer.Option("45m", "--budget", help="Learning budget: 45m, 90s, 1.5h, 200ep or 45m,200ep."),
-        method: str | None = typer.Option(None, "--method", help="Comma-separated: skills, notes, checks, repairs, "
-                                          "pacing, rl (run in the order given). Default: skills,notes,checks,pacing, "
-                                          "then rl for a local torch model (on llama.cpp, name rl to run it)."),
+        method: str | None = typer.Option(None, "--method", help="Comma-separated: skills, notes, experience, checks, "
+                                          "repairs, pacing, rl (run in the order given). Default: "
+                                          "skills,notes,checks,pacing, then rl for a local torch model (on llama.cpp, "
+                                          "name rl to run it); with --from-runs: experience,notes."),
         out: Path = typer.Option(..., "--out", help="Run folder: artefacts, trajectories, report, state."),
+        from_runs: list[Path] | None = typer.Option(None, "--from-runs", help="Learn from the rated runs of this "
+                                                    "JSONL log instead (repeatable; no task file, no gold, no "
+                                                    "model): good runs become worked examples, bad runs with a "
+                                                    "reason notes. --db names the database of runs that did not "
+                                                    "record theirs; --out may hold earlier artefacts."),
         seed: int = typer.Option(0, "--seed", help="Seeds the split, the train order and RL."),
         heldout: Path | None = typer.Option(None, "--heldout", help="A task file of held-out tasks (same --env "
                                             "and --db); default: a seeded share of --tasks."),
@@ -77,8 +119,13 @@ def register(app: typer.Typer) -> None:
                                         "model gets as many llama.cpp slots), skills episodes per step, "
                                         "notes-batch tasks at once."),
     ) -> None:
-        """Learn skills, notes and/or a LoRA adapter from the agent's own runs; report held-out success."""
+        """Learn skills, notes, experience and/or a LoRA adapter from the agent's own runs; report held-out
+        success. With --from-runs, learn experience and notes from runs people rated."""
         from rich.console import Console
+
+        if from_runs:
+            learn_from_logs(from_runs, out, db, method)
+            return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         from agentkit.cli.eval_cmd import load_environment

@@ -14,8 +14,8 @@ from typing import Any
 
 import typer
 
-MEMORY_HELP = ("A learn run's folder (`agentkit learn --out DIR`): attach what it kept (skills, notes, checks, "
-               "repairs, pacing; the model it trained gets its adapter).")
+MEMORY_HELP = ("A learn run's folder (`agentkit learn --out DIR`): attach what it kept (experience, skills, notes, "
+               "checks, repairs, pacing; the model it trained gets its adapter).")
 MEMORY_OPTION: Any = typer.Option(None, "--memory", help=MEMORY_HELP)
 
 ALIAS = "Alias kept for a release; --memory DIR attaches it with the rest."

@@ -1,8 +1,12 @@
-"""Chat slash-commands: what a `/name` command is, and the annotation that declares one.
+"""Chat slash-commands: what a `/name` command is, the annotation that declares one, and the feedback commands.
 
 `@slash_command(...)` only annotates its function; no table is filled at import. Each chat session
 builds its commands from an explicit list (`agentkit.cli.chat.builtin_commands`, plus the commands a
 command-line option adds, such as `/skills` for `--skills`).
+
+`/good [why]` and `/bad [why]` (`feedback_commands`) rate the last run: the verdict is stored on its
+trajectory (`agentkit.feedback.rate`) and the rated trajectory is appended to the chat's `--log`, where
+`agentkit learn --from-runs LOG` finds it.
 """
 
 from __future__ import annotations
@@ -50,3 +54,46 @@ def commands_of(*handlers: CommandHandler) -> dict[str, SlashCommand]:
             raise TypeError(f"{getattr(handler, '__name__', handler)!r} is not declared with @slash_command")
         table[command.name] = command
     return table
+
+
+# -- feedback: /good and /bad rate the last run ------------------------------------------------------
+
+
+@slash_command("good", "Rate the last reply good: a verified run `agentkit learn --from-runs LOG` learns from",
+               usage="[WHY]")
+def rate_good(session: Any, arg: str) -> None:
+    """`/good [why]`: the last run did what was asked."""
+    rate_last(session, good=True, why=arg)
+
+
+@slash_command("bad", "Rate the last reply bad, saying why: never learned as an example; the reason becomes a note",
+               usage="[WHY]")
+def rate_bad(session: Any, arg: str) -> None:
+    """`/bad [why]`: the last run did not do what was asked (and why)."""
+    rate_last(session, good=False, why=arg)
+
+
+def rate_last(session: Any, *, good: bool, why: str) -> None:
+    """Store the verdict on the session's last trajectory (`agentkit.feedback.rate`) and append it, rated, to the
+    chat's `--log` when there is one."""
+    from rich.text import Text
+
+    from agentkit.feedback import rate
+
+    if not session.trajectories:
+        session.console.print(Text("nothing to rate yet: ask something first", style="yellow"))
+        return
+    log = getattr(session.agent, "log", None)
+    try:
+        rate(session.trajectories[-1], good=good, why=why or None, log=log)
+    except OSError as exc:
+        session.console.print(Text(f"rated, but could not append to {log}: {exc}", style="red"))
+        return
+    where = (f"; appended to {log} (agentkit learn --from-runs {log})" if log is not None
+             else "; start the chat with --log FILE (or /save PATH) to learn from ratings")
+    session.console.print(Text(f"rated the last reply {'good' if good else 'bad'}{where}", style="dim"))
+
+
+def feedback_commands() -> dict[str, SlashCommand]:
+    """`/good` and `/bad`, for a chat session's command table."""
+    return commands_of(rate_good, rate_bad)

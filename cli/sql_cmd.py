@@ -35,6 +35,9 @@ def register(app: typer.Typer) -> None:
                                           "'tables': the CREATE TABLEs only (draft's default); 'full': every "
                                           "CREATE TABLE; 'hidden': find the schema with the tools alone."),
         memory: Path | None = MEMORY_OPTION,
+        check_limit: bool = typer.Option(False, "--check-limit", help="confirm_answer refuses, once per query, a "
+                                         "LIMIT that cuts rows no ORDER BY ranks (arbitrary rows); the same query "
+                                         "confirmed again runs."),
     ) -> None:
         """Answer QUESTION over the database: draft the query, repair it while it fails and confirm the one
         the drafts agree on (default); with --planner react, write, check and confirm it with the tools; with
@@ -54,7 +57,8 @@ def register(app: typer.Typer) -> None:
         extensions = learned_extensions(memory)  # what a learn run kept, opened before the database
 
         try:
-            kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout)
+            kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout,
+                                check_limit=check_limit)
         except (OSError, ValueError) as exc:
             typer.echo(f"Cannot open the database: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -2,12 +2,13 @@
 
 `agentkit learn --out DIR` writes each method's artefact into DIR, under a fixed name:
 
-    skills/        a skill library                      agentkit.skills.SkillLibrary
-    notes/         a mistake notebook                   agentkit.memory.notebook.MistakeNotebook
-    checks.json    SQL shape checks                     agentkit.memory.shape_checks.ShapeChecks
-    repairs.json   repairs shown after a failed call    agentkit.memory.repairs.Repairs
-    pacing.json    per-phase call limits                agentkit.memory.pacing.Pacing
-    adapter/       a LoRA adapter of the model          (weights, not an extension: `memory_model`)
+    skills/          a skill library                      agentkit.skills.SkillLibrary
+    notes/           a mistake notebook                   agentkit.memory.notebook.MistakeNotebook
+    experience.json  worked examples of verified runs     agentkit.memory.experience.Experience
+    checks.json      SQL shape checks                     agentkit.memory.shape_checks.ShapeChecks
+    repairs.json     repairs shown after a failed call    agentkit.memory.repairs.Repairs
+    pacing.json      per-phase call limits                agentkit.memory.pacing.Pacing
+    adapter/         a LoRA adapter of the model          (weights, not an extension: `memory_model`)
 
 and `summary.json`, whose `artefacts` name what the run kept (a method the validation set aside leaves its
 file behind, unkept). `load_memory(DIR)` opens what the summary names, or every artefact present when the
@@ -45,6 +46,12 @@ def _notes(path: Path) -> Extension:
     return MistakeNotebook.open(path)
 
 
+def _experience(path: Path) -> Extension:
+    from agentkit.memory.experience import Experience
+
+    return Experience.load(path)
+
+
 def _checks(path: Path) -> Extension:
     from agentkit.memory.shape_checks import ShapeChecks
 
@@ -66,6 +73,7 @@ def _pacing(path: Path) -> Extension:
 ARTEFACTS: Mapping[str, tuple[str, Callable[[Path], Extension]]] = MappingProxyType({
     "skills": ("skills", _skills),
     "notes": ("notes", _notes),
+    "experience": ("experience.json", _experience),
     "checks": ("checks.json", _checks),
     "repairs": ("repairs.json", _repairs),
     "pacing": ("pacing.json", _pacing),
@@ -136,7 +144,8 @@ def load_memory(folder: str | os.PathLike[str]) -> list[Extension]:
 
     Raises:
         ValueError: as `kept`, or a file that cannot be read (the message names it).
-        ImportError: an artefact needs an extra that is not installed (skills and notes: `agentkit[memory]`).
+        ImportError: an artefact needs an extra that is not installed (skills, notes and experience:
+            `agentkit[memory]`).
     """
     loaded = []
     for name, path in artefact_paths(folder).items():

@@ -3,15 +3,18 @@ query with a slip the agent is known to make is fixed before it runs.
 
 An agent may write the right filter and then cut the answer with a LIMIT nobody asked for. The fix is
 applied, not asked for: a model told to drop the clause may keep it or write another (Why:
-docs/decisions.md#shape-checks). `ShapeChecks` learns two things from the train split: which slips the agent
-makes (`SLIPS`: a clause its failed runs' confirmed queries had and the gold query had not, seen in enough
-runs: `Slip.min_runs`, none for a slip every train answer votes on), and, for every train question, the
-clauses of its gold query. Attached to an agent (an `Extension` with a `check` hook), it looks at the query of a
-`confirm_answer` call and at the train questions that share the most words with this one (or, for a slip no
-answer should ever show, such as a LIMIT without ORDER BY, at every train question): when the query shows a
-learned slip and none of their answers did, the query runs fixed (`Slip.fix`); the trajectory keeps the
-model's call and records the fix (`final_sql` and the reward read the query that ran, so a trainer fed such
-runs would credit the model's own tokens with the fix's reward: learn's rl plays its rollouts without checks).
+docs/decisions.md#shape-checks). Everything a `ShapeChecks` acts on is learned from the train split: which
+slips the agent makes (`SLIPS`: a clause its failed runs' confirmed queries had and the gold query had not,
+seen in at least `Slip.min_runs` failed runs), and, for every train question, the clauses of its gold query.
+Attached to an agent (an `Extension` with a `check` hook), it looks at the query of a `confirm_answer` call and
+at the train questions that share the most words with this one: when the query shows a learned slip and
+none of their answers did, the query runs fixed (`Slip.fix`); the trajectory keeps the model's call and
+records the fix (`final_sql` and the reward read the query that ran, so a trainer fed such runs would credit
+the model's own tokens with the fix's reward: learn's rl plays its rollouts without checks).
+
+A LIMIT that cuts unordered rows is not a learned slip: it is a static check of the SQL toolkit, off by
+default (`SchemaToolkit(check_limit=True)`, `agentkit sql --check-limit`). A checks file written before
+that moved still loads; its `unordered_limit` entry is dropped with a warning.
 
 Which clauses a question needs is read from its wording (list, top, which one), not from one schema, so
 the checks carry to other databases (`tests/benchmarks/bench_shape_checks.py` counts how often the vote
@@ -23,6 +26,7 @@ fires on questions of other databases, and how often wrongly).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections import Counter
@@ -36,7 +40,8 @@ from agentkit.files import read_artefact, write_artefact
 from agentkit.messages import ToolCall
 from agentkit.ranking import content_words, overlap
 from agentkit.results import succeeded
-from agentkit.sql.rewards import FIXES, final_sql, has_order_by
+from agentkit.sql.rewards import FIXES, final_sql
+from agentkit.sql.toolkit import blank_strings, unordered_limit, without_limit
 from agentkit.trajectory import Trajectory
 
 KIND = "agentkit.sql.shape"  # the saved file's format tag (kept: files written before stay readable)
@@ -44,30 +49,21 @@ VERSION = 1
 NEIGHBOURS = 3
 """Train questions consulted per check: the ones sharing the most words with the question."""
 
-_STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
+MOVED = {"unordered_limit": "a static check of the SQL toolkit now (SchemaToolkit(check_limit=True), "
+                            "agentkit sql --check-limit)"}
+"""Slips older checks files may name that are no longer learned, and where each went."""
 _CLAUSES = {"limit": re.compile(r"\bLIMIT\b"), "group_by": re.compile(r"\bGROUP\s+BY\b")}
-_LAST_LIMIT = re.compile(r"\s+LIMIT\s+\d+(?:\s*(?:,|OFFSET)\s*\d+)?\s*;?\s*$", re.IGNORECASE)
-
-
-def _blank_strings(sql: str) -> str:
-    """`sql` with the inside of its string literals blanked (same length, so positions still match)."""
-    return _STRINGS.sub(lambda m: m.group()[0] + " " * (len(m.group()) - 2) + m.group()[-1], sql)
+log = logging.getLogger(__name__)
 
 
 def clauses(sql: str) -> frozenset[str]:
     """The checked clauses a query has, outside its string literals: `limit`, `group_by`, and
     `unordered_limit` (a LIMIT closing a query whose outermost SELECT has no ORDER BY: it keeps arbitrary rows)."""
-    code = _blank_strings(sql).upper()
+    code = blank_strings(sql).upper()
     found = {name for name, pattern in _CLAUSES.items() if pattern.search(code)}
-    if without_limit(sql) is not None and not has_order_by(sql):
+    if unordered_limit(sql):
         found.add("unordered_limit")
     return frozenset(found)
-
-
-def without_limit(sql: str) -> str | None:
-    """The query without its LIMIT when that is its last clause (outside string literals); else None."""
-    found = _LAST_LIMIT.search(_blank_strings(sql))
-    return sql[:found.start()] if found else None
 
 
 @dataclass(frozen=True)
@@ -77,18 +73,12 @@ class Slip:
     clause: str
     has: bool  # whether the slip is having the clause (or lacking it)
     fix: Callable[[str], str | None]  # the query with the slip fixed, or None when it cannot be
-    vote: str = "neighbours"  # whose gold answers must all lack the slip: the nearest train questions, or "all"
-    min_runs: int = 2  # failed train runs that must show it (none for a slip every train answer votes on)
+    min_runs: int = 2  # failed train runs that must show it before it is learned
 
 
-SLIPS: dict[str, Slip] = {"extra_limit": Slip("limit", True, without_limit),
-                          "unordered_limit": Slip("unordered_limit", True, without_limit, vote="all", min_runs=0)}
+SLIPS: dict[str, Slip] = {"extra_limit": Slip("limit", True, without_limit)}
 """The slips checked for. An extra LIMIT is judged by the nearest train questions (a ranked question's answer
-has one); a LIMIT with no ORDER BY (arbitrary rows) by every train question: fixed only where no train answer
-cut its rows that way, so a user whose questions ask for "any five rows" keeps them. That vote is the evidence
-it needs: it is learned before any train run has slipped (`min_runs` 0), and not learned where the train
-answers outvote it. A missing GROUP BY has no mechanical fix and is not checked. Why:
-docs/decisions.md#shape-checks"""
+has one). A missing GROUP BY has no mechanical fix and is not checked. Why: docs/decisions.md#shape-checks"""
 
 
 @dataclass(frozen=True)
@@ -123,16 +113,13 @@ class ShapeChecks:
         self.slips = dict(slips)
         self.neighbours = neighbours
         self._words = [content_words(e.question) for e in self.examples]
-        # a slip every train answer votes on has the same verdict for every question: read it once
-        self._unanimous = {name: lacked_by_all(self.examples, SLIPS[name], neighbours)
-                           for name in self.slips if SLIPS[name].vote == "all"}
 
     @classmethod
     def fit(cls, trajectories: Iterable[Trajectory], gold: Mapping[str, tuple[str, str]], *,
             min_slips: int | None = None) -> ShapeChecks:
         """Learn from scored train runs and `gold` (task id -> (question, gold SQL) of every train task):
-        the slips seen in enough failed runs (`Slip.min_runs`, or `min_slips` for all) that the train
-        answers do not outvote, and every train question's gold clauses."""
+        the slips seen in enough failed runs (`Slip.min_runs`, or `min_slips` for all), and every train
+        question's gold clauses."""
         seen: Counter[str] = Counter()
         for trajectory in trajectories:
             task_id = trajectory.task_id
@@ -145,9 +132,7 @@ class ShapeChecks:
                     seen[name] += 1
         examples = [Example(q, tuple(sorted(clauses(sql)))) for q, sql in gold.values()]
         least = {name: slip.min_runs if min_slips is None else min_slips for name, slip in SLIPS.items()}
-        # a slip every train answer votes on, outvoted, could never act: not learned
-        return cls(examples, {name: seen[name] for name, slip in sorted(SLIPS.items()) if seen[name] >= least[name]
-                              and (slip.vote != "all" or lacked_by_all(examples, slip))})
+        return cls(examples, {name: seen[name] for name in sorted(SLIPS) if seen[name] >= max(1, least[name])})
 
     def nearest(self, question: str) -> list[Example]:
         """The train questions sharing the most words with `question` (not itself; none sharing no word)."""
@@ -157,21 +142,16 @@ class ShapeChecks:
         return [self.examples[i] for _, i in scored[:self.neighbours]]
 
     def find_slip(self, question: str, sql: str) -> tuple[str, str] | None:
-        """The first learned slip this query of `question` shows where none of its voters' gold answers did
-        (the nearest train questions, or every train question: `Slip.vote`), and the query with it fixed; None
-        when there is none (or it cannot be fixed)."""
+        """The first learned slip this query of `question` shows where none of the nearest train questions' gold
+        answers did, and the query with it fixed; None when there is none (or it cannot be fixed)."""
         has = clauses(sql)
-        near: list[Example] | None = None  # found only when a neighbour-voted slip shows
+        near: list[Example] | None = None  # found only when a slip shows
         for name in self.slips:
             slip = SLIPS[name]
             if (slip.clause in has) != slip.has or (fixed := slip.fix(sql)) is None:
                 continue
-            if slip.vote == "all":
-                agreed = self._unanimous[name]
-            else:
-                near = self.nearest(question) if near is None else near
-                agreed = lacked_by_all(near, slip, self.neighbours)
-            if agreed:
+            near = self.nearest(question) if near is None else near
+            if lacked_by_all(near, slip, self.neighbours):
                 return name, fixed
         return None
 
@@ -186,9 +166,13 @@ class ShapeChecks:
         """Read checks saved by `save`; a missing or malformed file is a clear error."""
         data = read_artefact(path, KIND, "shape-checks file", "agentkit.memory.shape_checks.ShapeChecks.save",
                              "examples")
+        slips = dict(data.get("slips", {})) if isinstance(data.get("slips", {}), dict) else data.get("slips")
+        for name, where in MOVED.items():
+            if isinstance(slips, dict) and slips.pop(name, None) is not None:
+                log.warning("%s: the %s check is no longer learned (it is %s); loading the rest", path, name, where)
         try:
             examples = [Example(str(e["question"]), tuple(e["clauses"])) for e in data["examples"]]
-            return cls(examples, data.get("slips", {}), neighbours=int(data.get("neighbours", NEIGHBOURS)))
+            return cls(examples, slips or {}, neighbours=int(data.get("neighbours", NEIGHBOURS)))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path} holds malformed shape checks: {exc}") from exc
 
@@ -218,3 +202,6 @@ class ShapeChecks:
 def gold_of(tasks: Iterable[Any]) -> dict[str, tuple[str, str]]:
     """Task id -> (prompt, gold SQL) of the SQL tasks that have one."""
     return {t.id: (t.prompt, t.data["gold_sql"]) for t in tasks if isinstance(t.data.get("gold_sql"), str)}
+
+
+__all__ = ["SLIPS", "Example", "ShapeChecks", "Slip", "clauses", "gold_of", "lacked_by_all", "without_limit"]

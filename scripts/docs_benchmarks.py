@@ -71,8 +71,8 @@ DATA = (
      "every tool-use change was measured on it"),
     ("tool-use set B (24 requests, 10 other tools)", "dev", "tests/benchmarks/data/tool_capability_b.jsonl",
      "its tools are never in the LoRA's training data, but it was used to choose between LoRA recipes"),
-    ("synthetic tool conversations", "train", "agentkit/training/synthetic_tools.py",
-     "what the tool LoRAs are trained on (none of sets A and B's tools)"),
+    ("synthetic tool conversations", "train", "agentkit/training/synthetic/",
+     "what the tool LoRAs are trained on (none of the benchmarks' tools)"),
     ("generated SQL task set, train split (22 databases, 660 questions)", "train",
      "agentkit/sql/taskgen/manifest.json", "for learning from: the agent's own runs here may be training data"),
     ("generated SQL task set, dev split (11 databases, 330 questions)", "dev", "agentkit/sql/taskgen/manifest.json",
@@ -201,9 +201,30 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             "one GRPO step, SmolLM2-135M, 1 thread: TRL was run with full fine-tuning only", "-",
             "; ".join(f"{r['impl']} {'LoRA' if r['lora'] else 'full'} β={r['beta']}: {r['total_s']:.1f} s, "
                       f"{r['peak_rss_gb']:.2f} GB" for r in d["results"])),
+        "overhead-nested": lambda d: (
+            "framework overhead per agent step, scripted model (`bench_overhead.py`): a step whose call is another "
+            "agent (`as_tool`, answering at once) against a step with one tool call; CPU time, least of "
+            f"{d['runs']} runs × {d['repeat']} rounds, loaded 2-core machine", "-",
+            "; ".join(f"{k}: {v['200']:.0f} µs" for k, v in d["results"].items()) + " (200 steps); "
+            + "; ".join(f"{k} {v:.2f}×" for k, v in d["nested_over_tool_call"].items())),
         "mcp_roundtrip": lambda d: (
             "tool-call round trip, median ms", "-",
             "; ".join(f"{k}: {v['median_ms']:.3g}" for k, v in d["results"].items())),
+        "durable": lambda d: (
+            f"durable runs: kill -9 at random moments of {d['kills']['steps']}-step runs with slow tools, each "
+            "resumed in a fresh process (scripted model)", "-",
+            f"{d['kills']['kills']} kills over {d['kills']['runs']} runs: {d['kills']['runs_lost']} runs lost, "
+            f"{d['kills']['completed_calls_run_twice']} completed calls run twice, "
+            f"{d['kills']['same_answer_as_unkilled']}/{d['kills']['runs']} same answer as unkilled; "
+            f"{d['kills']['kills_with_calls_in_flight']} kills with calls in flight; "
+            f"{d['overhead']['ms_per_save']:.3g} ms per checkpoint"),
+        "reproducible-dev": lambda d: (
+            f"the same greedy command twice (`bench_reproducible.py`), {d['options']['per_db']} questions per "
+            f"database, concurrency {d['options']['concurrency']}, under different machine load", d["data_kind"],
+            "; ".join(f"{r['config']}: {r['same_tokens']}/{r['tasks']} runs with the same tokens, "
+                      f"{r['same_logprobs']}/{r['tasks']} with the same log-probs, {len(r['outcomes_differ'])} "
+                      f"outcomes differ ({r['seconds_per_task'][0]} and {r['seconds_per_task'][1]} s/task)"
+                      for r in d["configs"])),
         "hostile": lambda d: (
             "hostile SQL, hostile loop replies, kill -9 during writes", "-",
             f"SQL: {d['sql']['tried']} tried, {d['sql']['crashed']} crashed, worst {d['sql']['worst_query_s']} s; "

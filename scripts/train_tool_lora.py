@@ -3,14 +3,17 @@
     python scripts/train_tool_lora.py --out runs/tool-lora --conversations 600 --steps 75
     agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter   # the shipped recipes: make tool-lora(-1.5b)
 
-The conversations (`agentkit.training.synthetic_tools`) use tools from ~60 made-up domains and never the
-tools of the capability benchmark (`HELD_OUT_TOOLS`), so what the benchmark measures afterwards is
-transfer: choosing among offered tools, a second call that uses the first one's result, an answer that
-quotes the results, no call when no tool fits. Each conversation is replayed through the agent loop
-(`agentkit.training.demonstrations`), so the model learns the prompts it will see in use. Besides the
-peft folder it writes `adapter.q4.safetensors`, the adapter packed to 4 bits (`agentkit.models.packed_adapter`),
-the form `local:default` ships it in. On the 1.5B (`--model qwen2.5-coder-1.5b`, `make tool-lora-1.5b`, the default's)
-`--micro-batch 2 --checkpointing` keeps the run within 16 GB.
+The conversations (`agentkit.training.synthetic`) use tools from ~90 invented families and never the tools of
+the benchmarks (`HELD_OUT_TOOLS`), so what the benchmarks measure afterwards is transfer: choosing among
+offered tools, a second call that uses the first one's result, an answer that quotes the results, no call
+when no tool fits. `--mix chains` (`make tool-lora-1.5b-chains`) adds chains of three or four calls, calls
+side by side in one reply, computing with results through an arithmetic tool, and chats of 4 to 8 turns that
+mix turns with and without tools. Each conversation is replayed through the agent loop
+(`agentkit.training.demonstrations`; a chat turn by turn, with its history), so the model learns the prompts
+it will see in use. Besides the peft folder it writes `adapter.q4.safetensors`, the adapter packed to 4 bits
+(`agentkit.models.packed_adapter`), the form `local:default` ships it in. On the 1.5B (`--model
+qwen2.5-coder-1.5b`, `make tool-lora-1.5b`, the default's) `--micro-batch 2 --checkpointing` keeps the run
+within 16 GB.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from agentkit.models.packed_adapter import pack_adapter
 from agentkit.training.checkpoint import latest_checkpoint
 from agentkit.training.config import LoraConfig, TrainConfig
 from agentkit.training.demonstrations import demonstration_trajectories
-from agentkit.training.synthetic_tools import synthetic_conversations
+from agentkit.training.synthetic import MIXES, synthetic_conversations
 from agentkit.training.trainer import Trainer
 
 
@@ -44,8 +47,9 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2e-4)
     parser.add_argument("--rank", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mix", default=None, help="kinds' shares, e.g. single=45,use_result=15,sequence=30,"
-                        "no_tool=10 (default: the generator's KIND_WEIGHTS)")
+    parser.add_argument("--mix", default=None, help=f"a named mix ({', '.join(MIXES)}) or kinds' shares, e.g. "
+                        "single=45,use_result=15,sequence=30,no_tool=10 (default: the generator's KIND_WEIGHTS)")
+    parser.add_argument("--max-len", type=int, default=2048, help="tokens of a training sequence (longer: cut)")
     parser.add_argument("--no-refusals", action="store_true", help="no answers saying no offered tool fits")
     parser.add_argument("--calls", default="json", choices=["json", "template"],
                         help="how calls are written (json: the bare JSON the embedded Qwen writes)")
@@ -57,7 +61,8 @@ def main() -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    mix = {k: float(v) for k, v in (part.split("=") for part in args.mix.split(","))} if args.mix else None
+    mix = (dict(MIXES[args.mix]) if args.mix in MIXES
+           else {k: float(v) for k, v in (part.split("=") for part in args.mix.split(","))} if args.mix else None)
     conversations = synthetic_conversations(args.conversations, seed=args.seed, weights=mix,
                                             refusals=not args.no_refusals, fresh_names=args.fresh_names,
                                             finish=args.finish)
@@ -71,7 +76,7 @@ def main() -> None:
     config = TrainConfig(algo="sft", kl_coef=0.0, lr=args.lr, groups_per_step=args.batch,
                          micro_batch_size=args.micro_batch, gradient_checkpointing=args.checkpointing,
                          max_steps=args.steps, epochs=100, dtype="bf16", save_every=25, keep_checkpoints=1,
-                         seed=args.seed, lora=LoraConfig(r=args.rank, alpha=2 * args.rank), max_seq_len=2048)
+                         seed=args.seed, lora=LoraConfig(r=args.rank, alpha=2 * args.rank), max_seq_len=args.max_len)
     trainer = Trainer(f"local:{args.model}", config, out_dir=args.out / "ckpt")
     trainer.fit(demos)
     found = latest_checkpoint(args.out / "ckpt")
@@ -81,8 +86,9 @@ def main() -> None:
     shutil.copytree(found / "adapter", args.out / "adapter")
     packed = pack_adapter(args.out / "adapter", args.out / "adapter.q4.safetensors", base=args.model)
     summary = {"conversations": len(demos), "steps": trainer.step, "batch": args.batch, "lr": args.lr,
-               "rank": args.rank, "seed": args.seed, "mix": mix, "refusals": not args.no_refusals,
-               "fresh_names": args.fresh_names, "finish": args.finish, "calls": args.calls,
+               "rank": args.rank, "seed": args.seed, "mix": args.mix if args.mix in MIXES else mix, "weights": mix,
+               "refusals": not args.no_refusals, "fresh_names": args.fresh_names, "finish": args.finish,
+               "calls": args.calls, "max_len": args.max_len,
                "prepare_s": round(prepared),
                "minutes": round((time.perf_counter() - started) / 60, 1),
                "kinds": {k: sum(c.kind == k for c in conversations) for k in sorted({c.kind for c in conversations})},

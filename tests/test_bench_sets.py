@@ -24,7 +24,7 @@ from tool_set_b import TOOLS_B  # noqa: E402
 from tool_set_c import DATA_C, KINDS_C, TOOLS_C, right_call_c  # noqa: E402
 
 from agentkit.testing import ScriptedModel, call  # noqa: E402
-from agentkit.training.synthetic_tools import synthetic_conversations, tool_names  # noqa: E402
+from agentkit.training.synthetic import synthetic_conversations, tool_names  # noqa: E402
 
 TOOLS = {t.name: t for t in TOOLS_C}
 ITEMS = [json.loads(line) for line in DATA_C.read_text().splitlines() if line.strip()]

@@ -232,3 +232,27 @@ def test_no_reply_makes_the_loop_raise_and_every_trajectory_reads_back(script: l
         if trajectory.stop_reason != "paused":
             [logged] = read_jsonl(log)
             assert logged.model_dump() == trajectory.model_dump()
+
+
+def test_lone_surrogates_in_a_reply_become_replacement_characters_and_the_run_logs() -> None:
+    """JSON's "\\ud800" decodes to a lone surrogate, which UTF-8 (the log, the terminal) cannot write; a `Model`
+    may build its reply without validation."""
+    call = ToolCall.model_construct(id="c1", name="echo", arguments={"": "\ud800", "text": ["ok", "\udc00"]})
+    reply = Message.model_construct(role="assistant", content="\ud800 text", tool_calls=[call], parse_error=None,
+                                    tool_call_id=None, name=None, is_error=False)
+    checked = checked_message(reply)
+    assert checked.content == "\ufffd text"
+    assert checked.tool_calls[0].arguments == {"": "\ufffd", "text": ["ok", "\ufffd"]}
+    plain = Message(role="assistant", content="hi", tool_calls=[ToolCall(id="c1", name="echo", arguments={"t": "é"})])
+    assert checked_message(plain) is plain  # nothing to repair: the very message
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "log.jsonl"
+        script = [("object", ModelResponse(message=reply, usage=Usage(calls=1))),
+                  ("object", ModelResponse(message=Message.assistant("done"), usage=Usage(calls=1)))]
+        agent = Agent(Replies(script), tools=[echo], max_steps=3, max_retries=0, log=log)
+        try:
+            result = agent.run("go")
+        finally:
+            agent.close()
+        [logged] = read_jsonl(log)
+        assert result.answer == "done" and logged.model_dump() == result.trajectory.model_dump()

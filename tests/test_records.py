@@ -13,7 +13,9 @@ from agentkit.cognitive_map import CognitiveMap
 from agentkit.extensions import RunContext
 from agentkit.models.protocol import GenerationSettings
 from agentkit.records import (
+    EXPERIENCE,
     EXPLORE,
+    FEEDBACK,
     MAP,
     MAP_ERROR,
     MAP_PROBES,
@@ -58,13 +60,14 @@ def test_a_log_written_by_release_0_1_0_loads_with_every_record_typed() -> None:
                 copy.records.set(key, value)
                 assert copy.extras[key.name] == raw["extras"][key.name]
                 seen.add(key.name)
-    assert seen == {k.name for k in RECORD_KEYS} - {POLICY.name, TOOLS_OFFERED.name}  # every record of 0.1.0
-    # (policy came in schema 2, tools_offered in 3)
+    assert seen == {k.name for k in RECORD_KEYS} - {POLICY.name, TOOLS_OFFERED.name, EXPERIENCE.name,
+                                                   FEEDBACK.name}  # every record of 0.1.0
+    # (policy came in schema 2, tools_offered in 3, experience and feedback in 4)
 
 
 def test_old_records_read_as_their_models() -> None:
     by_key = {k: next(t for t in read_jsonl(OLD_LOG) if k.name in t.extras) for k in RECORD_KEYS
-               if k not in (POLICY, TOOLS_OFFERED)}
+               if k not in (POLICY, TOOLS_OFFERED, EXPERIENCE, FEEDBACK)}
     skills = by_key[SKILLS].records.get(SKILLS)
     assert skills is not None and skills.used is not None and skills.used_text
     assert skills.used in {r.id for r in skills.retrieved} and skills.ranking[0] == skills.used

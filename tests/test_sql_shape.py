@@ -66,16 +66,13 @@ def test_fit_learns_the_slips_failed_runs_made_often_enough_and_every_gold_claus
         env.close()
     assert [succeeded(r) for r in runs] == [False, False, True, False]
     checks = ShapeChecks.fit(runs, gold)
-    assert checks.slips == {"extra_limit": 2, "unordered_limit": 2}  # neither gold orders its rows
-    # one run is not enough for a slip its neighbours vote on; it is for one every train answer votes on
-    assert ShapeChecks.fit(runs[1:], gold).slips == {"unordered_limit": 1}
-    assert ShapeChecks.fit(runs[1:], gold, min_slips=1).slips == {"extra_limit": 1, "unordered_limit": 1}
-    # no train answer cuts unordered rows: that vote alone installs the check, before any run has slipped
-    assert ShapeChecks.fit(runs[2:], gold).slips == {"unordered_limit": 0}
-    assert ShapeChecks.fit([], gold).find_slip(gold["chinook-016"][0], gold["chinook-016"][1] + " LIMIT 1") \
-        == ("unordered_limit", gold["chinook-016"][1])
-    sampled = {**gold, "any": ("Question: Show any five tracks.", "SELECT Name FROM Track LIMIT 5")}
-    assert ShapeChecks.fit(runs, sampled).slips == {"extra_limit": 2}  # one train answer cuts unordered rows
+    assert checks.slips == {"extra_limit": 2}
+    # one run is not enough for a slip its neighbours vote on; nothing is learned before a run has slipped
+    assert ShapeChecks.fit(runs[1:], gold).slips == {}
+    assert ShapeChecks.fit(runs[1:], gold, min_slips=1).slips == {"extra_limit": 1}
+    assert ShapeChecks.fit(runs[2:], gold, min_slips=0).slips == {}
+    # a LIMIT cutting unordered rows is no learned slip (it is the toolkit's static check, off by default)
+    assert ShapeChecks.fit([], gold).find_slip(gold["chinook-016"][0], gold["chinook-016"][1] + " LIMIT 1") is None
     assert {e.question: e.clauses for e in checks.examples}[gold["chinook-030"][0]] == ("group_by",)
     assert len(checks.examples) == 4
 
@@ -120,19 +117,39 @@ def test_a_limit_is_left_alone_where_similar_questions_had_one_or_it_is_not_the_
     assert checks.find_slip("Question: Count the invoices of 2010.", "SELECT 1 LIMIT 1") is None
 
 
-def test_a_limit_without_order_by_is_judged_by_every_train_answer_not_by_the_neighbours() -> None:
-    ranked = [Example(f"Question: Which {x} has the most tracks?", ("group_by", "limit"))
-              for x in ("album", "genre", "playlist")]
-    checks = ShapeChecks([*LISTS, *ranked], {"unordered_limit": 2})
-    question = "Question: Which employees have the most customers to support? Give their names."
-    employees = "SELECT FirstName, LastName FROM Employee WHERE Title = 'Sales Support Agent'"
-    # its neighbours are ranked questions whose answers have a LIMIT, but none cuts rows it did not order
-    assert checks.find_slip(question, employees + " LIMIT 1") == ("unordered_limit", employees)
-    assert checks.find_slip(question, employees + " ORDER BY LastName LIMIT 1") is None  # a ranked answer
-    # one train answer that cuts unordered rows ("show any five") keeps every such LIMIT
-    sample = Example("Question: Show any five tracks.", ("limit", "unordered_limit"))
-    assert ShapeChecks([*LISTS, *ranked, sample], {"unordered_limit": 2}).find_slip(question, employees + " LIMIT 1") \
-        is None
+def test_the_toolkits_limit_check_refuses_an_unordered_limit_once_and_is_off_by_default(tmp_path: Path) -> None:
+    from agentkit.environments.sql import CHINOOK_DB
+    from agentkit.sql import SchemaToolkit
+    from agentkit.sql.toolkit import UNORDERED_LIMIT, unordered_limit
+
+    assert unordered_limit(BRAZIL + " LIMIT 1") and not unordered_limit(BRAZIL + " ORDER BY LastName LIMIT 1")
+    assert not unordered_limit(BRAZIL) and not unordered_limit(f"SELECT * FROM ({BRAZIL} LIMIT 5) WHERE 1")
+    kit = SchemaToolkit(CHINOOK_DB, check_limit=True)
+    confirm = {t.name: t for t in kit.tools()}["confirm_answer"]
+    with pytest.raises(ValueError, match="refused this query once"):
+        confirm(sql=BRAZIL + " LIMIT 1")
+    assert kit.final is None
+    assert "(1 row)" in confirm(sql=BRAZIL + " LIMIT 1")  # the same query again: the model keeps it
+    assert "(5 rows)" in confirm(sql=BRAZIL + " ORDER BY LastName LIMIT 5")  # ranked rows: never refused
+    kit.reset()  # a new run: refused again
+    with pytest.raises(ValueError, match="refused"):
+        confirm(sql=BRAZIL + " LIMIT 1")
+    plain = {t.name: t for t in SchemaToolkit(CHINOOK_DB).tools()}["confirm_answer"]
+    assert "(1 row)" in plain(sql=BRAZIL + " LIMIT 1")  # off by default
+    # in a run, the model sees why and confirms again; the trajectory keeps both calls
+    env = SQLEnvironment.chinook(check_limit=True)
+    try:
+        trajectory, _ = episode(env, "chinook-007", [call("confirm_answer", sql=BRAZIL + " LIMIT 1"),
+                                                     call("confirm_answer", sql=BRAZIL)])
+    finally:
+        env.close()
+    refused = [m for m in trajectory.messages if m.role == "tool" and m.is_error]
+    assert len(refused) == 1 and UNORDERED_LIMIT in refused[0].content and succeeded(trajectory)
+    # a checks file written when the unordered LIMIT was a learned slip still loads, without it
+    old = tmp_path / "checks.json"
+    old.write_text(json.dumps({"kind": "agentkit.sql.shape", "version": 1, "neighbours": 3, "examples": [],
+                               "slips": {"extra_limit": 2, "unordered_limit": 0}}))
+    assert ShapeChecks.load(old).slips == {"extra_limit": 2}
 
 
 def test_checks_survive_a_save_and_malformed_checks_are_a_clear_error(tmp_path: Path) -> None:
@@ -157,8 +174,8 @@ def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(clin
     train = {r["id"]: r for r in rows if r["id"] in summary["train_tasks"]}
     assert sorted(e.question for e in learned.examples) == sorted(f"Question: {r['question']}"
                                                                   for r in train.values())
-    slipped = sum("LIMIT" not in r["sql"].upper() for r in train.values())  # none orders without a LIMIT
-    assert learned.slips == {"extra_limit": slipped, "unordered_limit": slipped}
+    slipped = sum("LIMIT" not in r["sql"].upper() for r in train.values())
+    assert learned.slips == {"extra_limit": slipped}
     assert f"--checks {out / 'checks.json'}" in result.output.replace("\n", "")
     from agentkit.cli.chat import memory_and_skills
 
@@ -166,9 +183,8 @@ def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(clin
     assert [type(e) for e in extensions] == [ShapeChecks]  # what `agentkit chat --checks FILE` attaches
     runs = clinic_cli.evaluate("--checks", str(out / "checks.json"))
     fixed = [f for r in runs for f in r["extras"].get("shape_checks", {}).get("fixed", [])]
-    assert fixed and all(f["slip"] in ("extra_limit", "unordered_limit") and f["sql"] == "SELECT * FROM Patient LIMIT 1"
+    assert fixed and all(f["slip"] == "extra_limit" and f["sql"] == "SELECT * FROM Patient LIMIT 1"
                          and f["ran"] == "SELECT * FROM Patient" for f in fixed)
-    assert len(fixed) == len(runs)  # what the neighbours let through, the unordered LIMIT catches
 
 
 def score(label: str, solved: dict[str, bool]) -> Any:

@@ -1,27 +1,43 @@
-"""The synthetic tool-use conversations (agentkit.training.synthetic_tools): deterministic, schema-valid,
-mixed as asked, chained for real, answered from the results, diverse, and clear of the held-out tools."""
+"""The synthetic tool-use conversations (agentkit.training.synthetic): deterministic, schema-valid,
+mixed as asked, chained for real, answered from the results, diverse, and clear of the held-out tools; the
+`chains` mix's chains of three or four calls, parallel calls, computing through the arithmetic tool and
+chats; and the leakage rule on a sample (tests/benchmarks/check_leakage.py)."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import re
+import sys
 from collections import Counter
+from fractions import Fraction
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentkit.messages import ToolCall
-from agentkit.training.synthetic_tools import (
+from agentkit.messages import Message, ToolCall
+from agentkit.training.synthetic import (
     CHAIN_PATTERNS,
     FRAMEWORK_FINISHERS,
     HELD_OUT_TOOLS,
     HELD_OUT_WORDS,
+    KINDS,
+    LONG_CHAINS,
+    MIXES,
     ToolConversation,
+    held_out,
     synthetic_conversations,
     tool_names,
 )
+from agentkit.training.synthetic.arithmetic import ARITHMETIC_FAMILIES
+from agentkit.training.synthetic.families import BY_KEY
+from agentkit.training.synthetic.multiturn import RECALL_ASKS
+
+BENCH = Path(__file__).parent / "benchmarks"
+DOCS = {f.doc: f.key for f in BY_KEY.values()}  # a family by its tools' description
+RECALLS = [re.escape(a).replace(re.escape("{label}"), ".+") for a in RECALL_ASKS]
 
 EVAL_TOOLS = {"calculator", "get_weather", "convert_currency", "get_population", "unit_convert", "count_letters",
               "local_time", "city_distance", "tip_amount", "sales_tax", "days_between", "add_days", "word_count",
@@ -255,3 +271,227 @@ def test_a_share_of_conversations_finish_by_calling_an_offered_finishing_tool() 
             if conv.kind == "single":
                 assert tokens(results(conv)[0]) & tokens(value)
     assert 10 <= echoed <= len(finishing) // 2, echoed
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The `chains` mix: chains of three or four calls, calls side by side, computing with results, chats
+
+CHAINS: dict[str, Any] = {"weights": MIXES["chains"], "refusals": False, "fresh_names": 0.5}
+ARITHMETIC = {name for f in ARITHMETIC_FAMILIES for name in f.names}
+
+
+@cache
+def mixed(n: int, seed: int = 0) -> tuple[ToolConversation, ...]:
+    return tuple(synthetic_conversations(n, seed, **CHAINS))
+
+
+@cache
+def chats(n: int, seed: int = 0) -> tuple[ToolConversation, ...]:
+    return tuple(synthetic_conversations(n, seed, weights={"multi_turn": 1}, refusals=False, fresh_names=0.5))
+
+
+def turns(conv: ToolConversation) -> list[list[Message]]:
+    """The conversation cut at each user message: [request, replies...] per turn."""
+    out: list[list[Message]] = []
+    for m in conv.messages:
+        if m.role == "user":
+            out.append([m])
+        else:
+            out[-1].append(m)
+    return out
+
+
+def exact(formula: str) -> Fraction:
+    """The value of a formula of numbers and + - * / ( ), computed exactly (independently of the generator)."""
+    assert re.fullmatch(r"[\d.+\-*/() ]+", formula), formula
+    value = eval(re.sub(r"\d+(?:\.\d+)?", lambda m: f"Fraction('{m.group()}')", formula), {"Fraction": Fraction})
+    assert isinstance(value, Fraction)
+    return value
+
+
+def computed(call: ToolCall) -> tuple[Fraction, str]:
+    """What an arithmetic call asks for: its exact value and the formula as written."""
+    if "a" in call.arguments:
+        sign = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}[call.arguments["operation"]]
+        formula = f"{call.arguments['a']} {sign} {call.arguments['b']}"
+    else:
+        (formula,) = call.arguments.values()
+    return exact(formula), formula
+
+
+def result_number(text: str) -> Fraction:
+    """The number an arithmetic tool's result gives: bare, {"result": x}, or "formula = x"."""
+    text = text.split("=")[-1].strip()
+    loaded = json.loads(text)
+    return Fraction(str(loaded["result"] if isinstance(loaded, dict) else loaded))
+
+
+def test_the_chains_mix_draws_every_kind_as_weighted() -> None:
+    counts = Counter(c.kind for c in mixed(1000))
+    assert set(counts) == set(MIXES["chains"]) == set(KINDS)
+    total = sum(MIXES["chains"].values())
+    for kind, weight in MIXES["chains"].items():
+        assert abs(100 * counts[kind] / 1000 - 100 * weight / total) <= 4, (kind, counts)
+    assert mixed(200) == tuple(synthetic_conversations(200, 0, **CHAINS))  # deterministic
+
+
+def test_every_turn_is_well_formed_and_every_call_valid_and_offered() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    for conv in (*mixed(600), *chats(100, 1)):
+        names = [t["function"]["name"] for t in conv.tools]
+        assert len(names) == len(set(names))
+        for turn in turns(conv):
+            assert turn[0].content and turn[-1].role == "assistant" and turn[-1].content and not turn[-1].tool_calls
+            assert not re.search(r"[{}]|tool_call|<", turn[-1].content), turn[-1].content
+            i = 1
+            while i < len(turn) - 1:
+                reply = turn[i]
+                assert reply.role == "assistant" and reply.tool_calls and reply.content == ""
+                results = turn[i + 1:i + 1 + len(reply.tool_calls)]
+                assert [r.tool_call_id for r in results] == [c.id for c in reply.tool_calls]  # in call order
+                assert all(r.role == "tool" and r.content for r in results)
+                for call in reply.tool_calls:
+                    jsonschema.validate(call.arguments, spec_of(conv, call.name))
+                i += 1 + len(reply.tool_calls)
+
+
+def test_chains_of_three_or_four_calls_pass_each_result_to_the_next_call() -> None:
+    long = [c for c in mixed(1000) if c.kind == "chain3"]
+    assert len(long) >= 60
+    used: Counter[tuple[str, ...]] = Counter()
+    for conv in long:
+        made, found = calls(conv), results(conv)
+        family = {t["function"]["name"]: DOCS.get(t["function"]["description"]) for t in conv.tools}  # renamed too
+        (pattern,) = [p for p in LONG_CHAINS if p.keys == tuple(family[c.name] for c in made)]
+        for i, link in enumerate(pattern.links):
+            linked = str(made[i + 1].arguments[link.param])
+            assert linked in found[i]  # the value came from the result before it...
+            assert linked not in conv.messages[0].content  # ...the user never said it
+        used[pattern.keys] += 1
+        assert tokens(found[-1]) & tokens(conv.messages[-1].content)  # the answer quotes the last result
+    assert len(used) >= 7 and max(len(k) for k in used) == 4, used
+
+
+def test_computing_calls_the_arithmetic_tool_on_the_looked_up_values_and_quotes_its_result() -> None:
+    computing = [c for c in mixed(1000) if c.kind == "compute"]
+    assert len(computing) >= 100
+    from_results = 0
+    for conv in computing:
+        *lookups, last = calls(conv)
+        assert last.name in ARITHMETIC and not any(c.name in ARITHMETIC for c in lookups)
+        assert last.name in [t["function"]["name"] for t in conv.tools]
+        value, formula = computed(last)
+        assert abs(result_number(results(conv)[-1]) - value) <= Fraction(1, 20000)  # the formula's value (4 dp)
+        written = results(conv)[-1].split("=")[-1].strip()
+        shown = str(json.loads(written)["result"] if written.startswith("{") else written)
+        answer = conv.messages[-1].content
+        assert shown in answer, (shown, answer)  # the answer quotes the computed value
+        request, looked_up = conv.messages[0].content, " ".join(results(conv)[:-1])
+        operands = set(re.findall(r"\d+(?:\.\d+)?", formula))
+        for number in operands:  # every number was looked up or given by the user (100: a percentage's base)
+            assert number in numbers(looked_up) | numbers(request, spelled=True) | {"100"}, (number, conv.messages)
+        if lookups:
+            from_results += bool(operands & (numbers(looked_up) - numbers(request, spelled=True)))
+    assert from_results >= 0.8 * sum(1 for c in computing if len(calls(c)) > 1)
+
+
+def test_parallel_calls_go_in_one_reply_and_the_answer_uses_both_results() -> None:
+    parallel = [c for c in mixed(1000) if c.kind == "parallel"]
+    assert len(parallel) >= 60
+    same_tool = 0
+    for conv in parallel:
+        (reply,) = [m for m in conv.messages if m.tool_calls]
+        first, second = reply.tool_calls
+        assert first.arguments != second.arguments or first.name != second.name
+        same_tool += first.name == second.name
+        answer = conv.messages[-1].content
+        for result in results(conv):
+            assert tokens(result) & tokens(answer), (result, answer)
+    assert 0.3 * len(parallel) <= same_tool <= 0.8 * len(parallel)
+
+
+def test_chats_mix_tool_and_no_tool_turns_and_keep_calling_tools_after_turns_without() -> None:
+    sessions = chats(300)
+    gap_then_tool = arithmetic_after_gap = with_arithmetic = carried = recalled = 0
+    for conv in sessions:
+        parts = turns(conv)
+        assert 4 <= len(parts) <= 8
+        needs = [any(m.tool_calls for m in t) for t in parts]
+        assert sum(needs) >= 2 and not all(needs)
+        assert any(not a and b for a, b in itertools.pairwise(needs))  # a tool turn after one without
+        assert {t["function"]["name"] for t in conv.tools} & ARITHMETIC  # the arithmetic tool is always offered
+        keys = [c.name + json.dumps(c.arguments, sort_keys=True) for c in calls(conv)]
+        assert len(keys) == len(set(keys))  # no call repeats an earlier one (the loop would not run it)
+        flags = "".join("T" if n else "N" for n in needs)
+        gap_then_tool += "NNT" in flags
+        arith = ["T" if any(c.name in ARITHMETIC for m in t for c in m.tool_calls) else "-" for t in parts]
+        with_arithmetic += "T" in arith
+        arithmetic_after_gap += any(arith[i] == "T" and flags[i - 2:i] == "NN" for i in range(2, len(parts)))
+        seen_results: list[str] = []
+        said: list[str] = []
+        for part in parts:
+            request = part[0].content
+            if not any(m.tool_calls for m in part):
+                assert len(part) == 2  # answered in text, no call
+                if any(re.fullmatch(a, request) for a in RECALLS):  # asks for a value an earlier result holds
+                    value = re.sub(r"^(The .+ was |It was )|(, as I found above)?\.$", "", part[1].content)
+                    assert any(value in r for r in seen_results), (value, seen_results)
+                    recalled += 1
+            for m in part:
+                for c in m.tool_calls:  # an argument found in an earlier turn's result, never typed by the user
+                    carried += any(str(v) in r and str(v) not in " ".join([*said, request])
+                                   for v in c.arguments.values() for r in seen_results)
+            said.append(request)
+            seen_results += [m.content for m in part if m.role == "tool"]
+    assert gap_then_tool >= 0.35 * len(sessions), gap_then_tool
+    assert with_arithmetic >= 0.6 * len(sessions), with_arithmetic
+    assert arithmetic_after_gap >= 0.15 * len(sessions), arithmetic_after_gap
+    assert carried >= 80, carried  # follow-ups ("And their orders?") take their argument from an earlier turn
+    assert recalled >= 20, recalled  # questions an earlier result answers get that value, without a call
+
+
+def test_the_evaluation_tools_are_held_out_and_never_offered() -> None:
+    sys.path.insert(0, str(BENCH))
+    from bench_multiturn import load_sessions
+    from tool_set_c import TOOLS_C
+
+    set_c = {t.name for t in TOOLS_C}
+    multiturn = {c["name"] for s in load_sessions() for t in s["turns"] for c in t["calls"]}
+    assert set_c | multiturn | EVAL_TOOLS <= HELD_OUT_TOOLS
+    assert len(set_c) == 13 and multiturn <= set_c
+    for conv in (*convs(500), *mixed(1000), *chats(200), *synthetic_conversations(300, 4, fresh_names=0.6)):
+        for t in conv.tools:
+            name = t["function"]["name"]
+            assert not held_out(name) and name not in set_c | multiturn, name
+            assert not {w.lower() for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", name)} & HELD_OUT_WORDS, name
+    assert held_out("getFerryRoute") and held_out("tide_table") and held_out("hive_status_v2")
+
+
+def test_no_tool_requests_ask_nothing_the_benchmarks_no_tool_items_ask() -> None:
+    asked = {c.messages[0].content for c in (*convs(1000), *mixed(1000)) if c.kind == "no_tool"}
+    asked |= {t[0].content for c in chats(300) for t in turns(c) if len(t) == 2}
+    assert len(asked) >= 80
+    leaked = re.compile(r"capital|opposite|antonym|synonym|translat|in (spanish|french|german)|how do you say|"
+                        r"colou?r of the sky|sky on a clear|fruit that is|\b(write|compose)\b.*\b(poem|haiku|verse)\b|"
+                        r"python|keyword|how are you", re.IGNORECASE)
+    assert not [a for a in asked if leaked.search(a)]
+    domains = re.compile(r"museum|painting|painter|ferr(y|ies)|tide|harbour|hiking|mountain hut|\bbees?\b|hive|"
+                         r"honey|lorry|bridge", re.IGNORECASE)
+    assert not [a for a in asked if domains.search(a)]
+
+
+@pytest.mark.slow  # MiniLM embeds the ~800 benchmark texts and the sample (about a minute on 2 cores)
+def test_the_leakage_rule_holds_on_a_sample_of_the_recipes() -> None:
+    pytest.importorskip("sentence_transformers")
+    sys.path.insert(0, str(BENCH))
+    from check_leakage import THRESHOLD, benchmark_texts, compare, leaks, user_texts
+
+    from agentkit.memory.embeddings import Embedder
+
+    fake = {"A": {"pairs_at_or_above_threshold": [{"benchmark": "b", "training": "t", "cosine": THRESHOLD}]},
+            "B": {"pairs_at_or_above_threshold": []}}
+    assert leaks(fake) == [{"set": "A", "benchmark": "b", "training": "t", "cosine": THRESHOLD}]
+    sample = user_texts([*mixed(200), *synthetic_conversations(100, 0, refusals=False, fresh_names=0.5)])
+    report = compare(benchmark_texts(), sample, Embedder.default())
+    assert set(report) == {"A", "B", "C", "multiturn", "sql-dev", "sql-test"}
+    assert not leaks(report), leaks(report)

@@ -81,7 +81,8 @@ def privileged_context(trajectories: Sequence[Trajectory], index: int) -> str | 
     if skills is not None and skills.used_text:
         return str(skills.used_text)
     g = group_id(traj)
-    members = [(i, t) for i, t in enumerate(trajectories) if group_id(t) == g and t.reward is not None]
+    members = [(i, t) for i, t in enumerate(trajectories)
+               if group_id(t) == g and t.reward is not None and t.parent_id is None]  # top-level runs' answers
     if len(members) < 2:
         return None
     best = max(t.reward for _, t in members)  # type: ignore[type-var]

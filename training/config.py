@@ -109,6 +109,14 @@ class TrainConfig(BaseModel):
     (`agentkit.training.demonstrations`); the others are left out. SFT takes π_old = the current policy,
     so its loss is the token-mean negative log-likelihood."""
 
+    # -- nested runs (agents called as tools, handoffs) -----------------------------------------
+    credit_nested: Literal["outer", "inner", "both"] = "outer"
+    """Whose tokens a run's outcome trains when the run started other agents' runs (`Trajectory.children`):
+    "outer" the top-level run's only (its child runs are left out), "inner" its child runs' only (at any depth),
+    "both" all of them. A child run carries its top-level run's reward, group and advantage on every track: the
+    group statistics are the top-level runs' alone, so adding children changes no advantage
+    (training/credit.py)."""
+
     # -- optimiser ------------------------------------------------------------------------------
     lr: float = 1e-6
     """Skill1's reference run: 1e-6 (full fine-tuning of a 7B model); LoRA usually wants ~1e-5–1e-4."""

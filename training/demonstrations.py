@@ -14,7 +14,9 @@ generated conversation's, and the trainer learns every reply as one sequence.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+import json
+import threading
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
@@ -106,21 +108,28 @@ class Demonstrator:
 
 def written_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message], final: Collection[str] = (),
                   ) -> list[Tool]:
-    """Tools for `specs` that return the conversation's written results: each call of a tool gets the
-    next tool message answering a call of that name. Those named in `final` finish the run."""
-    results: dict[str, list[str]] = {}
+    """Tools for `specs` that return the conversation's written results: a call of a tool gets the result
+    written for the first unanswered call of that name with the same arguments (else of that name), so
+    calls run side by side get their own results. Those named in `final` finish the run."""
+    called = {c.id: c.arguments for m in messages for c in m.tool_calls}
+    results: dict[str, list[tuple[str, str]]] = {}
     for message in messages:
         if message.role == "tool" and message.name:
-            results.setdefault(message.name, []).append(message.content)
+            args = called.get(message.tool_call_id or "", {})
+            results.setdefault(message.name, []).append((_canonical(args), message.content))
+    lock = threading.Lock()
 
     def make(spec: dict[str, Any]) -> Tool:
         function = spec["function"]
         queue = results.get(function["name"], [])
 
-        def run(**_: Any) -> str:
-            if not queue:
-                raise RuntimeError("the demonstration has no more results for this tool")
-            return queue.pop(0)
+        def run(**arguments: Any) -> str:
+            with lock:
+                if not queue:
+                    raise RuntimeError("the demonstration has no more results for this tool")
+                key = _canonical(arguments)
+                at = next((i for i, (args, _) in enumerate(queue) if args == key), 0)
+                return queue.pop(at)[1]
 
         return Tool(run, name=function["name"], description=function.get("description") or function["name"],
                     parameters=function.get("parameters") or {"type": "object", "properties": {}},
@@ -129,24 +138,53 @@ def written_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message], 
     return [make(spec) for spec in specs]
 
 
+def _canonical(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def demonstration_trajectory(model: Renderer, tools: Sequence[dict[str, Any]], messages: Sequence[Message], *,
                              task_id: str, instructions: str | None = None,
                              calls: CallFormat = "template", final: Collection[str] = ()) -> Trajectory:
-    """The conversation `messages` (a user message, then assistant and tool turns) replayed by the agent
-    loop with `model`'s rendering, the tools named in `final` finishing the run; reward 1. Raises ValueError
-    when the agent's run departs from it."""
+    """The conversation `messages` (a user message, then assistant and tool turns; a chat has several user
+    messages, each followed by its turns) replayed by the agent loop with `model`'s rendering, the tools
+    named in `final` finishing the run; reward 1. A chat's user turns run one after another, each with the
+    conversation so far as history (as `agentkit chat` runs them), and their model turns make one trajectory.
+    Raises ValueError when the agent's run departs from it."""
     if not messages or messages[0].role != "user":
         raise ValueError("a demonstration starts with the user's message")
-    replies = [m for m in messages[1:] if m.role == "assistant"]
-    agent = Agent(Demonstrator(model, replies, calls=calls), written_tools(tools, messages, final),
-                  max_steps=len(replies), instructions=DEFAULT_INSTRUCTIONS if instructions is None else instructions)
-    trajectory = agent.run(messages[0].content).trajectory
-    # e.g. a call the tools refused (unknown, bad arguments), or a last call that did not finish the run
-    if _steps(trajectory.messages) != _steps(messages) or trajectory.stop_reason != "final":
-        raise ValueError(f"demonstration {task_id}: the agent's run departed from it ({trajectory.stop_reason})")
+    starts = [i for i, m in enumerate(messages) if m.role == "user"]
+    tools_ = written_tools(tools, messages, final)
+    history: list[Message] = []
+    runs: list[Trajectory] = []
+    for start, end in zip(starts, [*starts[1:], len(messages)], strict=True):
+        replies = [m for m in messages[start + 1:end] if m.role == "assistant"]
+        agent = Agent(Demonstrator(model, replies, calls=calls), tools_, max_steps=len(replies),
+                      instructions=DEFAULT_INSTRUCTIONS if instructions is None else instructions)
+        run = agent.run(messages[start].content, history=history).trajectory
+        # e.g. a call the tools refused (unknown, bad arguments), or a last call that did not finish the run
+        if _steps(run.messages) != _steps(messages[:end]) or run.stop_reason != "final":
+            raise ValueError(f"demonstration {task_id}: the agent's run departed from it ({run.stop_reason})")
+        history = list(run.messages[1:])
+        runs.append(run)
+    trajectory = runs[0] if len(runs) == 1 else _joined(runs)
     trajectory.task_id = task_id
     trajectory.reward = 1.0
     return trajectory
+
+
+def _joined(runs: Sequence[Trajectory]) -> Trajectory:
+    """One trajectory of a chat's runs: the last run's messages (the whole conversation) and every run's
+    model turns, each turn's tokens stored as a delta over the turn its prompt continues."""
+    joined = runs[-1].model_copy(update={"task": runs[0].task, "turns": [], "usage": Usage()})
+    for run in runs:
+        for turn in run.turns:
+            tokens = TokenRecord(prompt_ids=run.prompt_ids(turn.index), completion_ids=turn.completion_ids,
+                                 logprobs=turn.logprobs, temperature=turn.temperature,
+                                 prompt_text=turn.prompt_text, completion_text=turn.completion_text)
+            added = joined.add_turn(turn.output, phase=turn.phase, context=turn.context, input=turn.input,
+                                    tokens=tokens, usage=turn.usage, duration_s=turn.duration_s)
+            added.n_input = turn.n_input
+    return joined
 
 
 def _steps(messages: Sequence[Message]) -> list[tuple[Any, ...]]:

@@ -16,7 +16,7 @@ advantages, losses) works on the N generated tokens only and never touches promp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -120,11 +120,14 @@ def sequences_from_trajectory(
     return [s for s in sequences if s.n_generated > 0]
 
 
-def build_sequences(trajectories: Sequence[Trajectory], *, max_len: int | None = None) -> list[TokenSequence]:
-    """The sequences of several trajectories; `TokenSequence.trajectory` indexes into the list."""
+def build_sequences(trajectories: Sequence[Trajectory], *, max_len: int | None = None,
+                    include: Collection[int] | None = None) -> list[TokenSequence]:
+    """The sequences of several trajectories (of those whose index is in `include`, when given);
+    `TokenSequence.trajectory` indexes into the list."""
     out: list[TokenSequence] = []
     for i, traj in enumerate(trajectories):
-        out.extend(sequences_from_trajectory(traj, i, max_len=max_len))
+        if include is None or i in include:
+            out.extend(sequences_from_trajectory(traj, i, max_len=max_len))
     return out
 
 

@@ -4,7 +4,8 @@
     trainer.fit(read_jsonl("runs/a.jsonl"))     # offline: logged trajectories, grouped by task id
     trainer.fit(environment)                    # online: rollouts with the current policy, then updates
 
-One step (`train_on`): build one sequence per chain of turns from the recorded token ids, attach each
+One step (`train_on`): build one sequence per chain of turns from the recorded token ids (of the runs and, as
+`TrainConfig.credit_nested` says, of the agents' runs they started: `credit.nested_batch`), attach each
 token's advantage per track (`credit`), run the no-grad passes it needs (reference for KL, teacher for
 SDAR, old log-probs when recomputed), then forward/backward micro-batch by micro-batch with every
 loss a token-mean over the WHOLE batch, clip the gradient norm and step — unless a loss or the
@@ -35,7 +36,7 @@ from agentkit.training.algorithms import teacher_for
 from agentkit.training.allocator import keep_freed_memory
 from agentkit.training.config import TrainConfig
 from agentkit.training.correction import rollout_correction
-from agentkit.training.credit import assign_credit, informative_groups
+from agentkit.training.credit import assign_credit, descendants, informative_groups, nested_batch
 from agentkit.training.logprobs import TokenLogProbs, decoder_layers
 from agentkit.training.metrics import MetricsLog
 from agentkit.training.objective import Denominators, StepInputs, StepSums, micro_batch_loss, step_record, sync_sums
@@ -167,12 +168,14 @@ class Trainer:
         """One batch: `updates_per_batch` optimiser steps on these trajectories. Returns the metrics."""
         cfg = self.config
         t0 = time.perf_counter()
-        seqs = build_sequences(trajectories, max_len=cfg.max_seq_len)
+        batch = nested_batch(trajectories, cfg)  # with their child runs, as `credit_nested` says
+        seqs = build_sequences(batch.trajectories, max_len=cfg.max_seq_len, include=batch.credited)
         if not seqs:
             raise ValueError("no trainable tokens in this batch (every completion is empty or cut off)")
-        tracks, reward_stats = assign_credit(trajectories, seqs, cfg)
+        tracks, reward_stats = assign_credit(batch.trajectories, seqs, cfg,
+                                             roots=None if cfg.credit_nested == "outer" else batch.roots)
         teacher = teacher_for(cfg)
-        prefixes = self._teacher_prefixes(teacher, trajectories, seqs) if teacher is not None else None
+        prefixes = self._teacher_prefixes(teacher, batch.trajectories, seqs) if teacher is not None else None
         # Same prompts next to each other (they share a forward pass), then by length (less padding).
         order = sorted(range(len(seqs)), key=lambda i: (_first_prompt(seqs[i]), len(seqs[i])))
         order = order[dist.rank() :: dist.world_size()]
@@ -374,13 +377,16 @@ class Trainer:
     def _fit_offline(self, trajectories: list[Trajectory]) -> dict[str, Any]:
         cfg = self.config
         usable = []
+        inner_only = cfg.credit_nested == "inner"  # the top-level run's own tokens are not trained
         for t in trajectories:
-            if t.reward is None or not t.has_tokens:
+            if t.reward is None or not (t.has_tokens or inner_only):
                 self.counters["trajectories_skipped"] += 1
             else:
                 usable.append(t)
         if self.counters["trajectories_skipped"]:
             log.warning("%d trajectories skipped (no reward or no token ids)", self.counters["trajectories_skipped"])
+        if cfg.credit_nested != "outer" and (bare := sum(not c.has_tokens for t in usable for c in descendants(t))):
+            log.warning("%d child runs left out of training: they have no token ids", bare)
         groups: dict[Any, list[Trajectory]] = {}
         for t in usable:
             groups.setdefault(group_id(t), []).append(t)

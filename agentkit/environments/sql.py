@@ -181,12 +181,14 @@ class SQLEnvironment:
             holding them (`agentkit.sql.values`); "tables" the CREATE TABLEs only; "hidden" shows none, so
             the agent finds the schema with the tools alone (the TRUST-SQL four-phase
             recipe).
+        check_limit: the toolkit's static LIMIT check (`SchemaToolkit(check_limit=True)`), off by default.
     """
 
     def __init__(self, db: str | Path | Database | None = None, tasks: str | Path | Sequence[Any] | None = None,
                  schema_reward: str = "f1", *, embed: EmbedFn | None = None, max_rows: int = 30,
                  timeout_s: float = 5.0, total: str = "answer", db_root: str | Path | None = None,
-                 name: str = "sql", schema: str = "digest", digest_chars: int = 3000) -> None:
+                 name: str = "sql", schema: str = "digest", digest_chars: int = 3000,
+                 check_limit: bool = False) -> None:
         if schema_reward not in SCHEMA_VARIANTS:
             raise ValueError(f"schema_reward must be one of {', '.join(SCHEMA_VARIANTS)}, not {schema_reward!r}")
         if total not in ("answer", "all"):
@@ -195,6 +197,7 @@ class SQLEnvironment:
             raise ValueError(f"schema must be one of {', '.join(SCHEMA_MODES)}, not {schema!r}")
         self.schema = schema
         self.digest_chars = digest_chars
+        self.check_limit = check_limit
         if tasks is None:
             raise ValueError("SQLEnvironment needs tasks (a JSONL/JSON file or a list); "
                              "SQLEnvironment.chinook() has a ready set")
@@ -257,7 +260,8 @@ class SQLEnvironment:
 
     def reset(self, task: Task) -> SQLEpisode:
         """Start an episode of `task` on its database."""
-        kit = SchemaToolkit(self.database(task), embed=self.embed, max_rows=self.max_rows, timeout_s=self.timeout_s)
+        kit = SchemaToolkit(self.database(task), embed=self.embed, max_rows=self.max_rows, timeout_s=self.timeout_s,
+                            check_limit=self.check_limit)
         return SQLEpisode(task, kit, self)
 
     # -- helpers -----------------------------------------------------------------------------------

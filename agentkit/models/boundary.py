@@ -9,6 +9,8 @@ sure it keeps the contract the loop relies on, whatever the server, proxy or mod
   a JSON object nested at most `agentkit.jsontext.MAX_JSON_DEPTH` deep; a reply with a call that breaks
   this keeps the calls as text and gets a `parse_error` the model is shown, so it can call again;
 - call ids are non-empty and distinct within the reply (a missing or repeated id gets a fresh one);
+- every string (the text, a call's name, id, argument keys and values) can be written as UTF-8: a code point
+  that cannot (a lone surrogate, which JSON's "\\ud800" decodes to) becomes U+FFFD (`clean_text`);
 - usage counts are whole numbers of at least 0, and token records hold token ids (whole numbers of at least
   0) with one log-prob per completion token, or are dropped (the run goes on without them).
 
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentkit.jsontext import MAX_JSON_CHARS, MAX_JSON_DEPTH
-from agentkit.messages import Message, ToolCall, Usage, new_id
+from agentkit.messages import Message, ToolCall, Usage, clean_text, new_id
 from agentkit.models.protocol import ModelResponse, TokenRecord
 from agentkit.toolcall_text import MAX_REPLY_CHARS
 
@@ -143,7 +145,7 @@ def _checked(response: Any) -> ModelResponse:
 
 def checked_message(message: Message) -> Message:
     """An assistant message that keeps the contract (see the module docstring): `message` itself when it does."""
-    content = message.content if isinstance(message.content, str) else reply_text(message.content)
+    content = clean_text(message.content if isinstance(message.content, str) else reply_text(message.content))
     problems: list[str] = []
     if len(content) > MAX_REPLY_CHARS:
         content, too_long_problem = too_long(content)
@@ -158,12 +160,19 @@ def checked_message(message: Message) -> Message:
             problems.append(problem)
             shown.append(_shown(call))
             continue
+        name, arguments = clean_text(call.name), clean_text(call.arguments)
+        if name is not call.name or arguments != call.arguments:
+            call = call.model_copy(update={"name": name, "arguments": arguments})
+        if isinstance(call.id, str) and clean_text(call.id) is not call.id:
+            call = call.model_copy(update={"id": ""})
         if not (isinstance(call.id, str) and call.id.strip() and len(call.id) <= MAX_ID_CHARS) or call.id in seen:
             call = call.model_copy(update={"id": new_id()})
         seen.add(call.id)
         kept.append(call)
     parse_error = message.parse_error if isinstance(message.parse_error, str) or message.parse_error is None \
         else reply_text(message.parse_error)
+    if parse_error is not None:
+        parse_error = clean_text(parse_error)
     if problems:
         for problem in problems:
             log.warning("a model reply was not used as it came: %s", problem)
@@ -256,7 +265,8 @@ def _shown(call: Any) -> str:
         args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         args = "..."
-    return f"{name if isinstance(name, str) else ''}({args})"[:200]
+    shown: str = clean_text(f"{name if isinstance(name, str) else ''}({args})"[:200])
+    return shown
 
 
 def _checked_usage(usage: Any) -> Usage:

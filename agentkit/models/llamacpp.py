@@ -9,12 +9,16 @@ log-probs, as the torch engine does, for training.
 `parallel` slots (llama.cpp's own term) serve that many calls at once, each slot a llama.cpp context
 with its own KV cache (the weights are memory-mapped once). A call takes the free slot that holds its
 conversation so far; a call that starts a conversation takes the slot its thread used last, else the
-slot used longest ago. So a conversation keeps its slot while it waits for its tools, and greedy
-replies do not depend on timing: a conversation that lost its cache would be evaluated again in one
-batch, and a prompt's KV computed in one batch differs slightly (log-probs by up to ~0.06) from the
-same tokens' KV computed one by one as they were generated, enough to flip a greedy choice now and
-then. (A prefix shared with another conversation's prompt is reused as is: prompt KV computed in
-batches is the same however the batches are split.)
+slot used longest ago. So a conversation keeps its slot while it waits for its tools.
+
+Greedy replies do not depend on which conversation a slot held before. llama.cpp's CPU kernels compute
+the rows of a batch in groups (four rows for the repacked 4-bit weights) and a row left over at a batch's
+end another way, which rounds differently; so a position's keys and values depend on where the batches
+it was evaluated in began. A prompt that shares only a prefix with a slot's cached conversation (the
+same system prompt, say) keeps the cached positions up to a multiple of `ALIGN` that were themselves
+evaluated inside whole groups (`_Slot.exact`) and evaluates the rest from there: the very batches a
+fresh evaluation of the prompt would make. A call continuing the slot's own conversation keeps all of
+it, as every run of that conversation does.
 
 Turns of one conversation reuse the KV cache: the new prompt's ids are compared with the ids in the
 cache and only the suffix after their common prefix is evaluated. When the new prompt text extends
@@ -98,6 +102,10 @@ class _CacheState:
     text: str
 
 
+ALIGN = 32
+"""Another conversation's cached prefix is kept in whole multiples of this many tokens (a multiple of every
+CPU kernel's row group), so a prompt's batches start where a fresh evaluation's would."""
+
 PARK_TOKENS = 256
 """A cached conversation longer than this, by tokens a new prompt would drop, is parked (`_Parked`)."""
 
@@ -112,10 +120,11 @@ class _Parked:
     state: _CacheState | None
     data: Any  # the ctypes buffer llama.cpp wrote, read back as it is
     size: int
+    exact: int = 0  # as `_Slot.exact`
 
     @classmethod
-    def save(cls, llm: Any, state: _CacheState | None) -> _Parked:
-        """Park the whole cache of `llm` (its sequence 0)."""
+    def save(cls, llm: Any, state: _CacheState | None, exact: int) -> _Parked:
+        """Park the whole cache of `llm` (its sequence 0); `exact` as `_Slot.exact`."""
         import ctypes
 
         import llama_cpp
@@ -123,7 +132,8 @@ class _Parked:
         size = llama_cpp.llama_state_seq_get_size(llm._ctx.ctx, 0)
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(llm._ctx.ctx, buffer, size, 0)
-        return cls(ids=[int(i) for i in llm.input_ids[: llm.n_tokens]], state=state, data=buffer, size=written)
+        return cls(ids=[int(i) for i in llm.input_ids[: llm.n_tokens]], state=state, data=buffer, size=written,
+                   exact=exact)
 
     def restore(self, llm: Any) -> bool:
         """Put this conversation back as `llm`'s whole cache; False (and an empty cache) if llama.cpp
@@ -151,6 +161,7 @@ class _Slot:
     thread: int | None = None  # the thread that used it last
     used: int = 0  # when it was last taken (a count of acquisitions)
     adapter: Any = None  # the llama.cpp LoRA adapter its context runs (None: the base model)
+    exact: int = 0  # cached positions evaluated inside whole row groups of batches begun at a multiple of ALIGN
 
     def set_lora(self, path: Path | None) -> None:
         """Run the GGUF LoRA at `path` (None: no LoRA) on this slot's context and free the one it replaces
@@ -183,6 +194,7 @@ class _Slot:
             llama_cpp.llama_adapter_lora_free(self.adapter)
         self.adapter = new
         self.state = self.parked = None
+        self.exact = 0
         llm.reset()
 
     def states(self) -> list[_CacheState]:
@@ -320,6 +332,7 @@ class LlamaCppModel:
         with self._idle():
             for slot in self._slots:
                 slot.state = slot.parked = None
+                slot.exact = 0
                 slot.llm.reset()
 
     def set_lora(self, path: str | Path | None) -> None:
@@ -425,24 +438,28 @@ class LlamaCppModel:
 
     def _prefill(self, slot: _Slot, prompt_ids: list[int], previous: _CacheState | None) -> Any:
         """Evaluate what the KV cache lacks of `prompt_ids`; the logits of the last prompt position.
-        `previous` is the call that left the cache as it is.
+        `previous` is the call that left the cache as it is. What is kept of the cache is `reusable`.
 
         A prompt that would drop more than `PARK_TOKENS` of the slot's cached conversation (a reply asked
         without tools, say) parks that conversation first, and a later prompt it covers better than the
         cache does takes it back, so the conversation goes on without evaluating its prompt again (and
         with the very keys and values it had: greedy replies do not change)."""
         llm = slot.llm
-        keep = common_prefix(list(llm.input_ids[: llm.n_tokens]), prompt_ids) if self.reuse_cache else 0
-        parked = slot.parked if self.reuse_cache else None
-        if parked is not None and common_prefix(parked.ids, prompt_ids) > keep + PARK_TOKENS:
-            slot.parked = _Parked.save(llm, previous) if llm.n_tokens - keep > PARK_TOKENS else None
+        if not self.reuse_cache:
+            slot.exact = llm.n_tokens = 0
+            return self._eval(llm, prompt_ids)
+        keep = reusable(list(llm.input_ids[: llm.n_tokens]), slot.exact, prompt_ids)
+        parked = slot.parked
+        if parked is not None and (covered := reusable(parked.ids, parked.exact, prompt_ids)) > keep + PARK_TOKENS:
+            slot.parked = _Parked.save(llm, previous, slot.exact) if llm.n_tokens - keep > PARK_TOKENS else None
             restored = parked.restore(llm)
-            keep = common_prefix(parked.ids, prompt_ids) if restored else 0
+            keep, slot.exact = (covered, parked.exact) if restored else (0, 0)
             self.parking["restored"] += restored
-        elif self.reuse_cache and llm.n_tokens - keep > PARK_TOKENS:
-            slot.parked = _Parked.save(llm, previous)
+        elif llm.n_tokens - keep > PARK_TOKENS:
+            slot.parked = _Parked.save(llm, previous, slot.exact)
             self.parking["parked"] += 1
-        keep = min(keep, len(prompt_ids) - 1)  # at least one token is fed to get the next logits
+        if keep <= slot.exact:  # evaluated from a multiple of ALIGN, as a fresh prompt is
+            slot.exact = len(prompt_ids) // ALIGN * ALIGN
         llm.n_tokens = keep  # `eval` drops the cache beyond n_tokens
         return self._eval(llm, prompt_ids[keep:])
 
@@ -464,6 +481,17 @@ class LlamaCppModel:
             if len(found) == 1:
                 ids.add(found[0])
         return {i for i in ids if i >= 0}
+
+
+def reusable(cached: list[int], exact: int, prompt: list[int]) -> int:
+    """How many leading positions of a KV cache holding `cached` (the first `exact` of them evaluated inside
+    whole row groups) a call with `prompt` keeps, so that its replies are those of a fresh evaluation: all
+    of them when the prompt continues the cached conversation, else the shared prefix cut to the exact
+    positions and down to a multiple of `ALIGN`. At least one prompt position is left to evaluate."""
+    shared = common_prefix(cached, prompt)
+    if shared == len(cached) and shared < len(prompt):
+        return shared
+    return min(shared, exact, len(prompt) - 1) // ALIGN * ALIGN
 
 
 def _sample(np: Any, logp: Any, top_p: float | None, rng: Any) -> int:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from agentkit.messages import ToolCall
 from agentkit.sql.database import Database, QueryError, QueryResult
 from agentkit.sql.extract import sql_in_text
-from agentkit.sql.toolkit import PHASES, PROPOSE, TOOL_PHASES
+from agentkit.sql.toolkit import PHASES, PROPOSE, TOOL_PHASES, has_order_by
 from agentkit.trajectory import Trajectory
 
 SchemaVariant = Literal["exact", "f1", "precision", "recall"]
@@ -76,17 +76,6 @@ def results_match(predicted: Sequence[Sequence[Any]], gold: Sequence[Sequence[An
     if not ordered:
         predicted, gold = sorted(predicted, key=_sort_key), sorted(gold, key=_sort_key)
     return all(values_equal(a, b) for p, g in zip(predicted, gold, strict=True) for a, b in zip(p, g, strict=True))
-
-
-def has_order_by(sql: str, dialect: str = "sqlite") -> bool:
-    """Whether the outermost query of `sql` has an ORDER BY (then row order matters)."""
-    import sqlglot
-
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except Exception:
-        return "order by" in " ".join(sql.lower().split())
-    return tree is not None and tree.args.get("order") is not None
 
 
 def execution_reward(predicted_sql: str | None, gold_sql: str, db: Database, *,

@@ -7,6 +7,11 @@ list_tables, describe_table, sample_rows, search_columns and distinct_values are
 
     kit = SchemaToolkit("Chinook.sqlite")                 # embed=Embedder.default().embed for search
     agent = Agent(model, tools=[kit])
+
+One static check is optional (`check_limit=True`, `agentkit sql --check-limit`; off by default): a LIMIT
+that closes a query whose outermost SELECT has no ORDER BY keeps arbitrary rows, so confirm_answer refuses
+such a query once, saying why; confirming the same query again runs it (the question may want any N rows).
+Why: docs/decisions.md#limit-check
 """
 
 from __future__ import annotations
@@ -54,6 +59,38 @@ class SchemaProposal:
 
 
 _NAME = re.compile(r"[\w$\"`\[\] ]+")
+_STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
+_LAST_LIMIT = re.compile(r"\s+LIMIT\s+\d+(?:\s*(?:,|OFFSET)\s*\d+)?\s*;?\s*$", re.IGNORECASE)
+UNORDERED_LIMIT = ("confirm_answer refused this query once: its LIMIT cuts rows that no ORDER BY ranks, so which rows "
+                   "it keeps is arbitrary. Add the ORDER BY that picks the rows the question asks for, or drop the "
+                   "LIMIT if the question wants every row; confirm the same query again to keep it as it is.")
+
+
+def blank_strings(sql: str) -> str:
+    """`sql` with the inside of its string literals blanked (same length, so positions still match)."""
+    return _STRINGS.sub(lambda m: m.group()[0] + " " * (len(m.group()) - 2) + m.group()[-1], sql)
+
+
+def without_limit(sql: str) -> str | None:
+    """The query without its LIMIT when that is its last clause (outside string literals); else None."""
+    found = _LAST_LIMIT.search(blank_strings(sql))
+    return sql[:found.start()] if found else None
+
+
+def has_order_by(sql: str, dialect: str = "sqlite") -> bool:
+    """Whether the outermost query of `sql` has an ORDER BY (then row order matters)."""
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:
+        return "order by" in " ".join(sql.lower().split())
+    return tree is not None and tree.args.get("order") is not None
+
+
+def unordered_limit(sql: str) -> bool:
+    """Whether a LIMIT closes `sql` while its outermost SELECT has no ORDER BY (the LIMIT keeps arbitrary rows)."""
+    return without_limit(sql) is not None and not has_order_by(sql)
 MAX_JOIN_CHARS = 400
 
 
@@ -96,13 +133,16 @@ class SchemaToolkit(Toolkit):
         max_rows: rows shown by run_query, confirm_answer and sample_rows (TRUST-SQL shows at most 30).
         timeout_s: time limit of each query.
         page_size: tables per page of list_tables.
+        check_limit: confirm_answer refuses, once per query, a LIMIT that cuts unordered rows (see the module).
     """
 
     name = "sql"
 
     def __init__(self, db: str | Path | Database, *, embed: EmbedFn | None = None, max_rows: int = 30,
-                 timeout_s: float = 5.0, page_size: int = 50) -> None:
+                 timeout_s: float = 5.0, page_size: int = 50, check_limit: bool = False) -> None:
         self.db = open_database(db)
+        self.check_limit = check_limit
+        self.refused: set[str] = set()
         self.embed = embed
         self.max_rows = max_rows
         self.timeout_s = timeout_s
@@ -112,9 +152,10 @@ class SchemaToolkit(Toolkit):
         super().__init__(self._build(), name="sql")
 
     def reset(self) -> None:
-        """Forget the proposals and the confirmed answer of the previous run."""
+        """Forget the proposals, the confirmed answer and the refused queries of the previous run."""
         self.proposals = []
         self.final = None
+        self.refused = set()
 
     # -- shared helpers ------------------------------------------------------------------------------
     def table(self, name: str) -> TableInfo:
@@ -401,6 +442,9 @@ class SchemaToolkit(Toolkit):
             Args:
                 sql: the final single SELECT statement.
             """
+            if kit.check_limit and sql.strip() not in kit.refused and unordered_limit(sql):
+                kit.refused.add(sql.strip())
+                raise ValueError(UNORDERED_LIMIT)
             result = kit.query(sql)
             kit.final = result
             return f"Final SQL:\n{result.sql}\n\nResult:\n{result.render()}"
@@ -409,5 +453,5 @@ class SchemaToolkit(Toolkit):
                 propose_schema, run_query, confirm_answer]
 
 
-__all__ = ["CONFIRM", "EXPLORE", "GENERATE", "PHASES", "PROPOSE", "TOOL_PHASES", "QueryError", "SchemaProposal",
-           "SchemaToolkit"]
+__all__ = ["CONFIRM", "EXPLORE", "GENERATE", "PHASES", "PROPOSE", "TOOL_PHASES", "UNORDERED_LIMIT", "QueryError",
+           "SchemaProposal", "SchemaToolkit", "blank_strings", "has_order_by", "unordered_limit", "without_limit"]

@@ -10,6 +10,11 @@ agentkit's own features are measured as variants of the inline run (`--only agen
 agentkit-approval agentkit-otel-noop agentkit-otel-sdk`): an approval policy checked at every call
 (never asking), and OpenTelemetry on with the API's no-op provider or with the SDK recording every
 span into memory.
+
+A nested call (`--only agentkit agentkit-inline agentkit-nested agentkit-nested-timeout`): every call is
+another agent called as a tool (`Agent.as_tool`), which answers at once (one model call of its own), without
+a time limit (in the caller's thread) or with one (on a worker thread). The ratios printed compare a step with
+a nested call to a step with one tool call, the default tool (on a worker thread) and an inline one.
 """
 
 from __future__ import annotations
@@ -141,12 +146,39 @@ def bench_agentkit_otel_sdk(n: int) -> Callable[[], None]:
     return traced
 
 
+def bench_agentkit_nested(n: int, timeout_s: float | None = None) -> Callable[[], None]:
+    """Each call is an agent called as a tool, which answers at once: a child run per step."""
+    from agentkit import Agent, Message, ToolCall
+    from agentkit.testing import ScriptedModel
+
+    inner = Agent(ScriptedModel(["pong"], repeat_last=True), name="inner")  # built once, as the tool of the others
+    ask = inner.as_tool("ask", "Ask.", timeout_s=timeout_s)
+
+    def run() -> None:
+        script = [Message.assistant(tool_calls=[ToolCall(name="ask", arguments={"request": str(i)})])
+                  for i in range(n - 1)]
+        inner.model = ScriptedModel(["pong"], repeat_last=True)  # a fresh script per run, as the caller's
+        agent = Agent(ScriptedModel([*script, "done"]), tools=[ask], max_steps=n)
+        result = agent.run("go")
+        assert result.answer == "done" and len(result.trajectory.children) == n - 1
+        agent.close()
+
+    return run
+
+
+def bench_agentkit_nested_timeout(n: int) -> Callable[[], None]:
+    """A nested call with a time limit: the inner run goes on a worker thread."""
+    return bench_agentkit_nested(n, timeout_s=60.0)
+
+
 FRAMEWORKS = {
     "agentkit": bench_agentkit,
     "agentkit-inline": bench_agentkit_inline,
     "agentkit-approval": bench_agentkit_approval,
     "agentkit-otel-noop": bench_agentkit_otel_noop,
     "agentkit-otel-sdk": bench_agentkit_otel_sdk,
+    "agentkit-nested": bench_agentkit_nested,
+    "agentkit-nested-timeout": bench_agentkit_nested_timeout,
     "smolagents": bench_smolagents,
     "pydantic-ai": bench_pydantic_ai,
 }
@@ -202,10 +234,29 @@ def main() -> None:
         else:
             ratio = row[str(STEPS[-1])] / row[str(STEPS[0])]
             print(f"| {name} | " + " | ".join(f"{row[str(n)]:.0f}" for n in STEPS) + f" | {ratio:.2f} |")
+    ratios = nested_ratios(results)
+    for name, value in ratios.items():
+        print(f"{name}: {value:.2f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"unit": "us_per_step", "runs": args.runs, "clock": args.clock,
-                                        "stat": args.stat, "repeat": args.repeat, "results": results}, indent=2))
+                                        "stat": args.stat, "repeat": args.repeat, "results": results,
+                                        **({"nested_over_tool_call": ratios} if ratios else {})}, indent=2))
+
+
+def nested_ratios(results: dict[str, dict[str, float] | str]) -> dict[str, float]:
+    """A step with a nested call over a step with one tool call, at the most steps measured, for every pair of
+    (nested row, tool-call row) measured."""
+    last = str(STEPS[-1])
+    pairs = {"nested / tool call": ("agentkit-nested", "agentkit"),
+             "nested / inline tool call": ("agentkit-nested", "agentkit-inline"),
+             "nested with time limit / tool call": ("agentkit-nested-timeout", "agentkit")}
+    out = {}
+    for label, (nested, plain) in pairs.items():
+        a, b = results.get(nested), results.get(plain)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out[label] = round(a[last] / b[last], 2)
+    return out
 
 
 if __name__ == "__main__":

@@ -1,24 +1,27 @@
-"""How close the tool benchmarks' requests are to the tool LoRA's training requests, by sentence embedding.
+"""How close the benchmarks' requests are to the tool LoRA's training requests, by sentence embedding.
 
 Benchmark texts: every request of set A (`data/tool_capability.jsonl`), set B (`data/tool_capability_b.jsonl`),
-set C (`data/tool_capability_c.jsonl`) and every user turn of the multi-turn sessions
-(`data/multiturn_sessions.jsonl`). Training texts: the first user message of every conversation that
-`agentkit.training.synthetic_tools.synthetic_conversations` builds for
+set C (`data/tool_capability_c.jsonl`), every user turn of the multi-turn sessions (`data/multiturn_sessions.jsonl`)
+and every question of the SQL task engine's dev and test splits (`agentkit.sql.taskgen.build_tasks`, built
+into a temporary folder). Training texts: every user message (a chat has several) of the conversations
+`agentkit.training.synthetic.synthetic_conversations` builds for
 
-- `scripts/train_tool_lora.py` run with its defaults (600 conversations, seed 0, refusals, no renamed tools);
-- the Makefile's `tool-lora` recipe (480, `--no-refusals --fresh-names 0.5`: the shipped 0.5B adapter) and
-  `tool-lora-1.5b` recipe (256, the same options: the shipped `local:default` adapter).
+- the sample: `--sample N` (default 2000) conversations with the seed, mix and options of the Makefile's
+  `tool-lora-1.5b-chains` recipe, standing for what the recipe and any longer run of it draws from;
+- each Makefile recipe as it runs with this generator (`tool-lora`, `tool-lora-1.5b`, `tool-lora-1.5b-chains`:
+  their number of conversations and options), reported apart.
 
-Only the data-building function runs (no model). With `--generator-sample N` (default 5000) a further N
-conversations with another seed (1) stand for what the generator produces beyond those runs (a longer or
-reseeded run would draw from the same templates), reported apart.
+Only the data-building function runs (no model). Both sides are embedded with the packaged all-MiniLM-L6-v2
+(`agentkit.memory.embeddings.Embedder.default()`, offline, L2-normalised, so a dot product is the cosine). For
+each benchmark text its nearest training text is found; per benchmark (and per kind within one) the report
+gives the largest of these similarities, their 99th percentile (numpy's linear interpolation), their mean,
+every pair at or above the threshold and the five nearest pairs.
 
-Both sides are embedded with the packaged all-MiniLM-L6-v2 (`agentkit.memory.embeddings.Embedder.default()`,
-offline, L2-normalised, so a dot product is the cosine). For each benchmark text its nearest training text
-is found; per set (and per kind within a set) the report gives the largest of these similarities, their 99th
-percentile (numpy's linear interpolation), their mean, every pair above `--threshold` (0.85) and the five
-nearest pairs whatever their similarity. Small talk ("thanks, bye!") lands close to the generator's own
-small talk by nature; the per-kind figures keep it apart from the requests that test tool use.
+The rule: a benchmark text whose nearest training text has a cosine of `THRESHOLD` (0.85) or more is a
+leak, and the check fails (exit status 1). At 0.85 MiniLM pairs are paraphrases ("Hi! How are you
+today?" / "hey, how are you doing today?": 0.89); requests that share only a form ("How many bikes are free
+at X and Y together?" against set C's "how many km is that in total?") stay well below. `leaks` applies the
+rule; `tests/test_synthetic_tools.py` enforces it on a small sample.
 
     python tests/benchmarks/check_leakage.py --out tests/benchmarks/results/leakage.json
 """
@@ -28,14 +31,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agentkit.memory.embeddings import Embedder
-from agentkit.training.synthetic_tools import synthetic_conversations
+from agentkit.training.synthetic import MIXES, ToolConversation, synthetic_conversations
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sets' data paths
 from bench_capability import DATA as DATA_A
@@ -44,31 +49,51 @@ from tool_set_b import DATA_B
 from tool_set_c import DATA_C
 
 RESULTS = Path(__file__).with_name("results")
-# (name, synthetic_conversations keyword arguments): the script's defaults and the shipped adapters' recipes
-TRAINING_RUNS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("train_tool_lora.py defaults", {"n": 600, "seed": 0}),
-    ("make tool-lora (0.5B adapter)", {"n": 480, "seed": 0, "refusals": False, "fresh_names": 0.5}),
-    ("make tool-lora-1.5b (local:default adapter)", {"n": 256, "seed": 0, "refusals": False, "fresh_names": 0.5}),
+THRESHOLD = 0.85
+"""A benchmark text this close (cosine) to a training text, or closer, is a leak."""
+# (name, synthetic_conversations keyword arguments): the Makefile's recipes
+RECIPES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("make tool-lora", {"n": 480, "seed": 0, "refusals": False, "fresh_names": 0.5}),
+    ("make tool-lora-1.5b", {"n": 256, "seed": 0, "refusals": False, "fresh_names": 0.5}),
+    ("make tool-lora-1.5b-chains", {"n": 320, "seed": 0, "weights": MIXES["chains"], "refusals": False,
+                                    "fresh_names": 0.5}),
 )
+SAMPLE_OPTIONS: dict[str, Any] = {k: v for k, v in RECIPES[-1][1].items() if k != "n"}
+"""The sample's generator options: the chains recipe's seed, mix and options."""
 
 
-def benchmark_texts() -> dict[str, list[tuple[str, str]]]:
-    """Each set's (kind, text) pairs: the requests of sets A, B and C, the user turns of the sessions."""
+def benchmark_texts(sql: bool = True) -> dict[str, list[tuple[str, str]]]:
+    """Each benchmark's (kind, text) pairs: the requests of sets A, B and C, the user turns of the sessions,
+    and (`sql`) the SQL dev and test questions (kind: the question's difficulty)."""
     sets: dict[str, list[tuple[str, str]]] = {}
     for name, path in (("A", DATA_A), ("B", DATA_B), ("C", DATA_C)):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         sets[name] = [(r["kind"], r["request"]) for r in rows]
     sets["multiturn"] = [(t["kind"], t["user"]) for s in load_sessions(SESSIONS) for t in s["turns"]]
+    if sql:
+        from agentkit.sql.taskgen import build_tasks
+
+        with tempfile.TemporaryDirectory(prefix="leakage-sql-") as tmp:
+            build_tasks(tmp, splits=("dev", "test"))
+            for split in ("dev", "test"):
+                rows = [json.loads(line) for line in (Path(tmp) / f"{split}.jsonl").read_text().splitlines()]
+                sets[f"sql-{split}"] = [(r["difficulty"], r["question"]) for r in rows]
     return sets
 
 
-def training_requests(runs: tuple[tuple[str, dict[str, Any]], ...] = TRAINING_RUNS) -> list[str]:
-    """The distinct first user messages of the conversations the given generator runs build."""
+def user_texts(conversations: Iterable[ToolConversation]) -> list[str]:
+    """The distinct user messages of the conversations (every turn of a chat), in order."""
     seen: dict[str, None] = {}
-    for _, options in runs:
-        for conv in synthetic_conversations(**options):
-            seen.setdefault(conv.messages[0].content, None)
+    for conv in conversations:
+        for message in conv.messages:
+            if message.role == "user":
+                seen.setdefault(message.content, None)
     return list(seen)
+
+
+def training_requests(runs: Sequence[tuple[str, dict[str, Any]]] = RECIPES) -> list[str]:
+    """The distinct user messages of the conversations the given generator runs build."""
+    return user_texts(conv for _, options in runs for conv in synthetic_conversations(**options))
 
 
 def nearest(bench: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -83,10 +108,10 @@ def _figures(sims: np.ndarray) -> dict[str, Any]:
             "mean": round(float(sims.mean()), 4)}
 
 
-def compare(sets: dict[str, list[tuple[str, str]]], train_texts: list[str], embedder: Embedder,
-            threshold: float) -> dict[str, Any]:
-    """Per set: the figures of the nearest-training similarities, overall and per kind, and the pairs above
-    `threshold` (most similar first)."""
+def compare(sets: Mapping[str, list[tuple[str, str]]], train_texts: list[str], embedder: Embedder,
+            threshold: float = THRESHOLD) -> dict[str, Any]:
+    """Per benchmark: the figures of the nearest-training similarities, overall and per kind, the pairs at or
+    above `threshold` (most similar first) and the five nearest pairs."""
     train = embedder.embed(train_texts)
     report: dict[str, Any] = {}
     for name, rows in sets.items():
@@ -94,47 +119,64 @@ def compare(sets: dict[str, list[tuple[str, str]]], train_texts: list[str], embe
         kinds = sorted({kind for kind, _ in rows})
         pairs = sorted(({"kind": kind, "benchmark": text, "training": train_texts[j], "cosine": round(float(s), 4)}
                         for (kind, text), s, j in zip(rows, sims, best, strict=True)), key=lambda p: -p["cosine"])
-        above = [p for p in pairs if p["cosine"] > threshold]
-        report[name] = {**_figures(sims), "above_threshold": len(above),
+        above = [p for p in pairs if p["cosine"] >= threshold]
+        report[name] = {**_figures(sims), "at_or_above_threshold": len(above),
                         "by_kind": {k: _figures(sims[[i for i, (kind, _) in enumerate(rows) if kind == k]])
                                     for k in kinds},
-                        "pairs_above_threshold": above, "nearest_pairs": pairs[:5]}
+                        "pairs_at_or_above_threshold": above, "nearest_pairs": pairs[:5]}
     return report
 
 
-def main() -> None:
+def leaks(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rule: every pair at or above the threshold, in any benchmark of a `compare` report (none: it
+    passes)."""
+    return [{"set": name, **p} for name, r in report.items() for p in r["pairs_at_or_above_threshold"]]
+
+
+def main() -> int:
+    """Run the check and write the report; exit status 1 when the sample leaks."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threshold", type=float, default=0.85, help="list the pairs above this cosine")
-    parser.add_argument("--generator-sample", type=int, default=5000,
-                        help="also compare with this many more generated conversations, seed 1 (0: skip)")
+    parser.add_argument("--threshold", type=float, default=THRESHOLD, help="a pair this close or closer leaks")
+    parser.add_argument("--sample", type=int, default=2000,
+                        help="conversations in the sample (the chains recipe's seed, mix and options)")
     parser.add_argument("--out", type=Path, default=RESULTS / "leakage.json")
     args = parser.parse_args()
 
     started = time.perf_counter()
     embedder = Embedder.default()
     sets = benchmark_texts()
-    trained = training_requests()
+    sample = user_texts(synthetic_conversations(args.sample, **SAMPLE_OPTIONS))
+    sample_report = compare(sets, sample, embedder, args.threshold)
+    found = leaks(sample_report)
     report: dict[str, Any] = {
         "embedder": embedder.name, "threshold": args.threshold,
-        "statistic": "per benchmark text, the cosine to its nearest training request; max, 99th percentile, mean",
-        "training": {"runs": [{"name": n, **o} for n, o in TRAINING_RUNS], "distinct_requests": len(trained)},
-        "sets": compare(sets, trained, embedder, args.threshold),
+        "rule": f"a benchmark text whose nearest training text has cosine >= {args.threshold} is a leak",
+        "statistic": "per benchmark text, the cosine to its nearest training text; max, 99th percentile, mean",
+        "sample": {"conversations": args.sample, **{k: v for k, v in SAMPLE_OPTIONS.items() if k != "weights"},
+                   "mix": "chains", "weights": dict(SAMPLE_OPTIONS["weights"]), "distinct_user_texts": len(sample)},
+        "passed": not found,
+        "sets": sample_report,
+        "recipes": [],
     }
-    if args.generator_sample:
-        sample = training_requests((("generator sample", {"n": args.generator_sample, "seed": 1}),))
-        report["generator_sample"] = {"conversations": args.generator_sample, "seed": 1,
-                                      "distinct_requests": len(sample),
-                                      "sets": compare(sets, sample, embedder, args.threshold)}
+    for name, options in RECIPES:
+        texts = training_requests(((name, options),))
+        figures = compare(sets, texts, embedder, args.threshold)
+        report["recipes"].append({"name": name, **{k: v for k, v in options.items() if k != "weights"},
+                                  "distinct_user_texts": len(texts),
+                                  "max": {k: r["max"] for k, r in figures.items()},
+                                  "leaks": len(leaks(figures))})
     report["seconds"] = round(time.perf_counter() - started, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False))
-    for part, sets_report in (("trained", report["sets"]),
-                              ("generator sample", report.get("generator_sample", {}).get("sets", {}))):
-        for name, r in sets_report.items():
-            print(f"{part:>16} · set {name:<9} n={r['n']:<3} max {r['max']:.3f}  p99 {r['p99']:.3f}  "
-                  f"mean {r['mean']:.3f}  above {args.threshold}: {r['above_threshold']}")
-    print(f"written to {args.out} in {report['seconds']} s")
+    for name, r in sample_report.items():
+        print(f"sample · {name:<9} n={r['n']:<4} max {r['max']:.3f}  p99 {r['p99']:.3f}  mean {r['mean']:.3f}  "
+              f">= {args.threshold}: {r['at_or_above_threshold']}")
+    for row in report["recipes"]:
+        print(f"{row['name']}: max {row['max']}, leaks {row['leaks']}")
+    print(f"{'passed' if not found else f'FAILED: {len(found)} leaks'}; written to {args.out} in "
+          f"{report['seconds']} s")
+    return 0 if not found else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

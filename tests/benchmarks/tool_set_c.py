@@ -1,7 +1,7 @@
 """Set C for `bench_capability.py --set c`: multi-step requests over twelve tools no training or tuning used.
 
 The tools are lookups in fictional, fixed tables from domains the tool LoRA's generator
-(`agentkit.training.synthetic_tools`) has no family for: a museum's catalogue (`find_artwork`,
+(`agentkit.training.synthetic`) has no family for: a museum's catalogue (`find_artwork`,
 `artwork_record`, `artist_profile`), island ferries (`ferry_route`, `ferry_sailings`), tide tables
 (`tide_table`), mountain huts (`trail_info`, `hut_beds`), beehives (`apiary_hives`, `hive_report`) and lorries
 under low bridges (`lorry_spec`, `bridge_clearance`). The built-in `calculator` is offered beside them.

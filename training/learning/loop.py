@@ -30,12 +30,14 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from agentkit.environments.base import Environment, Task
 from agentkit.evaluation import EvalConfig, evaluate
 from agentkit.files import atomic_write
+from agentkit.memory.experience import Experience
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.memory.pacing import Pacing
@@ -62,15 +64,18 @@ from agentkit.training.learning.methods import (
 )
 from agentkit.training.learning.report import (
     CurvePoint,
+    Flip,
     LearningReport,
     PhaseCost,
     Score,
+    flipped,
     write_report_files,
 )
 from agentkit.trajectory import read_jsonl
 
 STATE_VERSION = 1
-FITTED: dict[str, tuple[str, Any]] = {"checks": ("checks.json", ShapeChecks), "repairs": ("repairs.json", Repairs),
+FITTED: dict[str, tuple[str, Any]] = {"experience": ("experience.json", Experience),
+                                      "checks": ("checks.json", ShapeChecks), "repairs": ("repairs.json", Repairs),
                                       "pacing": ("pacing.json", Pacing)}
 """The methods whose artefact is one file in the out folder, and the class that loads it (in the order the
 agent gets them)."""
@@ -537,7 +542,22 @@ class _Run:
                    *(CurvePoint.model_validate(p) for p in self.state["curve"])],
             details=details, artefacts=artefacts, trajectories=files,
             validation_tasks=[t.id for t in check],
-            validation=[scores[k] for k in ("validation-before", *(f"validation-{m}" for m in methods)) if k in scores])
+            validation=[scores[k] for k in ("validation-before", *(f"validation-{m}" for m in methods)) if k in scores],
+            flips=self.flips(scores, methods))
+
+    def flips(self, scores: dict[str, Score], methods: list[str]) -> list[Flip]:
+        """The held-out tasks that flipped between each evaluation that ran and the next, each with what its run
+        in the later evaluation was shown or used (read from the held-out trajectories)."""
+        ran = [label for label in ("before", *(f"after-{m}" for m in methods))
+               if label in scores and scores[label].same_as is None]
+        out: list[Flip] = []
+        for earlier, later in pairwise(ran):
+            log = self.ctx.trajectory_file(f"heldout-{later}")
+            runs = {t.task_id: t for t in read_jsonl([log]) if t.task_id} if log.exists() else {}
+            done = methods[:methods.index(later.removeprefix("after-")) + 1]
+            adapter = "rl" in done and "rl" not in self.state["set_aside"] and (self.out / "adapter").is_dir()
+            out += flipped(scores[earlier], scores[later], runs, adapter=adapter)
+        return out
 
 
 def _step_message(method: str, progress: dict[str, Any], trajectories: Sequence[Any]) -> str:
@@ -553,6 +573,9 @@ def _step_message(method: str, progress: dict[str, Any], trajectories: Sequence[
         return f"episode {progress['episodes']}: {wins}/{len(trajectories)} solved; limits {progress.get('limits', {})}"
     if method == "checks":
         return f"episode {progress['episodes']}: {wins}/{len(trajectories)} solved; slips {progress.get('slips', {})}"
+    if method == "experience":
+        return (f"episode {progress['episodes']}: {wins}/{len(trajectories)} solved; "
+                f"{progress.get('admitted', 0)} examples admitted")
     if method == "repairs":
         return (f"episode {progress['episodes']}: {wins}/{len(trajectories)} solved; "
                 f"{progress.get('repairs', 0)} repairs")
@@ -560,7 +583,7 @@ def _step_message(method: str, progress: dict[str, Any], trajectories: Sequence[
 
 
 def check_no_leak(report: LearningReport, out: Path) -> None:
-    """Raise if any learning trajectory, learned skill or note came from a held-out or validation task."""
+    """Raise if any learning trajectory, learned note or worked example came from a held-out or validation task."""
     held = set(report.heldout_tasks) | set(report.validation_tasks)
     leaks: list[str] = []
     paths = [p for p in (out / "trajectories").glob("train-*.jsonl")]
@@ -572,5 +595,8 @@ def check_no_leak(report: LearningReport, out: Path) -> None:
     if notes_file.exists():
         for note in json.loads(notes_file.read_text()).get("notes", []):
             leaks += [f"note {note['id']}: {tid}" for tid in note.get("source_tasks", []) if tid in held]
+    if (out / "experience.json").exists():
+        leaks += [f"example {e.id}: {e.task_id}" for e in Experience.load(out / "experience.json").examples
+                  if e.task_id in held]
     if leaks:
         raise AssertionError(f"held-out or validation tasks reached learning: {', '.join(leaks[:5])}")

@@ -1,20 +1,25 @@
 """What a learning run reports: held-out scores with Wilson intervals, costs per phase, the learning curve,
-and the files it writes (summary.json, report.html, learning_curve.png)."""
+the held-out tasks that flipped and what their runs were shown or used, and the files it writes
+(summary.json, report.html, learning_curve.png)."""
 
 from __future__ import annotations
 
 import html
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from agentkit.evaluation import EvalRun
+from agentkit.records import EXPERIENCE, NOTES, SKILLS
+from agentkit.sql.rewards import FIXES
+from agentkit.sql.toolkit import UNORDERED_LIMIT
+from agentkit.trajectory import Trajectory
 
-REPORT_SCHEMA_VERSION = 1
+REPORT_SCHEMA_VERSION = 2  # 2: flips
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -82,6 +87,62 @@ class CurvePoint(BaseModel):
     ci_high: float
 
 
+class Flip(BaseModel):
+    """A held-out task solved in one evaluation and not in the other, and what its run in the later one was
+    shown or used (`artefacts_used`; empty: nothing learned acted on the run, so the flip is the engine's
+    run-to-run difference, not a learned artefact's doing)."""
+
+    task: str
+    before: str  # the earlier evaluation's label
+    after: str  # the later evaluation's label, where the task flipped
+    became: Literal["right", "wrong"]
+    artefacts: list[str] = Field(default_factory=list)
+    use: str | None = None  # with examples shown: the confirmed query "copied" one, "adapted" one, or is its "own"
+
+
+def artefacts_used(trajectory: Trajectory, *, adapter: bool = False) -> list[str]:
+    """What a run was shown or used, from its records: "example ID" (experience), "skill NAME", "note ID",
+    "check SLIP" (a shape check fixed its query), "pacing" (a reply declined), "repair KIND", "adapter" (when
+    `adapter`: the model ran with the learned adapter), and "limit check (toolkit)" when the SQL toolkit's
+    static check (not learned) refused a query."""
+    used: list[str] = []
+    experience = trajectory.records.get(EXPERIENCE)
+    if experience is not None:
+        used += [f"example {s.id}" for s in experience.shown]
+    skills = trajectory.records.get(SKILLS)
+    if skills is not None and skills.used:
+        used.append(f"skill {skills.used}")
+    notes = trajectory.records.get(NOTES)
+    if notes is not None:
+        used += [f"note {n.id}" for n in notes.root]
+    extras = trajectory.extras
+    used += [f"check {f.get('slip', '?')}" for f in extras.get(FIXES, {}).get("fixed", []) if isinstance(f, dict)]
+    if extras.get("pacing", {}).get("declined"):
+        used.append("pacing")
+    used += [f"repair {r.get('kind', '?')}" for r in extras.get("repairs", {}).get("shown", []) if isinstance(r, dict)]
+    if any(m.role == "tool" and m.is_error and UNORDERED_LIMIT in m.content for m in trajectory.messages):
+        used.append("limit check (toolkit)")
+    if adapter:
+        used.append("adapter")
+    return list(dict.fromkeys(used))
+
+
+def flipped(before: Score, after: Score, runs: Mapping[str, Trajectory], *, adapter: bool = False) -> list[Flip]:
+    """The tasks of `after` whose outcome differs from `before`'s, each attributed to what its run in `after`
+    (`runs`, by task id) was shown or used."""
+    out = []
+    for task, solved in after.per_task.items():
+        if task not in before.per_task or before.per_task[task] == solved:
+            continue
+        run = runs.get(task)
+        record = run.records.get(EXPERIENCE) if run is not None else None
+        out.append(Flip(task=task, before=before.label, after=after.label, became="right" if solved else "wrong",
+                        artefacts=artefacts_used(run, adapter=adapter) if run is not None else
+                        (["adapter"] if adapter else []),
+                        use=record.use if record is not None else None))
+    return out
+
+
 class LearningReport(BaseModel):
     """The result of `learn`: held-out success before and after, on the unseen set, costs and artefacts."""
 
@@ -106,6 +167,7 @@ class LearningReport(BaseModel):
     details: dict[str, dict[str, Any]] = Field(default_factory=dict)
     artefacts: dict[str, str] = Field(default_factory=dict)
     trajectories: list[str] = Field(default_factory=list)
+    flips: list[Flip] = Field(default_factory=list)  # held-out tasks that flipped between consecutive evaluations
 
     @property
     def delta(self) -> float:
@@ -238,6 +300,20 @@ def html_report(report: LearningReport) -> str:
         for method, detail in report.details.items():
             out.append(f"<tr><td>{e(method)}</td><td><code>{e(json.dumps(detail))}</code></td></tr>")
         out.append("</table>")
+    out.append("<h2>Flipped held-out tasks</h2>")
+    if report.flips:
+        out.append("<p>Each task solved in one evaluation and not in the next, with what its run in the later one "
+                   "was shown or used. Nothing shown or used: no learned artefact acted on the run, so the flip is "
+                   "the engine's run-to-run difference.</p><table><tr><th>task</th><th>from → in</th><th>became</th>"
+                   "<th>shown or used</th><th>examples</th></tr>")
+        for f in report.flips:
+            mark = "ok" if f.became == "right" else "bad"
+            out.append(f"<tr><td>{e(f.task)}</td><td>{e(f.before)} → {e(f.after)}</td><td class='{mark}'>{f.became}"
+                       f"</td><td>{e(', '.join(f.artefacts) or 'nothing learned (noise)')}</td>"
+                       f"<td>{e(f.use or '-')}</td></tr>")
+        out.append("</table>")
+    else:
+        out.append("<p>No held-out task changed outcome between evaluations.</p>")
     out.append("<h2>Learning curve</h2><img src='learning_curve.png' alt='learning curve' style='max-width:100%'>")
     out.append("<h2>Per held-out task</h2><table><tr><th>task</th>" + "".join(f"<th>{e(s.label)}</th>" for s in scores)
                + "</tr>")
