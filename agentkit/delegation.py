@@ -204,7 +204,7 @@ def run_agent_call(tool: AgentTool, call: ToolCall, trajectory: Trajectory, deci
     the run failed or passed its time limit), or the calls the child waits on. `logprobs`: the calling run asks for
     log-probs, so the child run does too (`_recording`)."""
     start = time.perf_counter()
-    agent = tool.agent
+    agent = _recording(tool.agent) if logprobs else tool.agent
     if earlier is not None and earlier.stop_reason in ("timeout", "error"):  # it failed before the reply paused
         return ToolOutcome(f"Agent {tool.agent.name} did not answer ({earlier.stop_reason}).", is_error=True)
     if earlier is not None and earlier.stop_reason != "paused":  # it answered before another call paused the reply

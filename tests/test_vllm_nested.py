@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def generated(trajectory: Trajectory) -> int:
     return sum(len(t.completion_ids) for t in trajectory.turns)
 
 
-def one_step(model_path: str, log: Path, out: Path, mode: str) -> tuple[dict, bool]:
+def one_step(model_path: str, log: Path, out: Path, mode: str) -> tuple[dict[str, Any], bool]:
     """One SFT step on the logged runs with `credit_nested=mode`, on the served model's own weights (the log's
     token ids are its tokenizer's): the step's record, and whether the step moved the adapter's weights."""
     import torch
