@@ -13,20 +13,27 @@ Role = Literal["system", "user", "assistant", "tool"]
 def clean_text(value: Any) -> Any:
     """`value` with every lone surrogate (U+D800-U+DFFF, which UTF-8 cannot encode: JSON logs and the
     terminal would fail on it) replaced by U+FFFD, inside strings, lists, tuples and dict keys/values;
-    anything else is returned as is. Applied where text enters: model text, parsed tool arguments,
-    tool outputs, streamed deltas."""
+    anything else is returned as is. `value` itself comes back when nothing in it needed replacing (so
+    `clean_text(x) is x` says it was clean). Applied where text enters: model text, parsed tool arguments,
+    tool outputs, streamed deltas, and every model reply at `agentkit.models.boundary`."""
     if isinstance(value, str):
+        if value.isascii():
+            return value
         try:
             value.encode("utf-8")
             return value
         except UnicodeEncodeError:  # a surrogate pair becomes its character, a lone one U+FFFD
             return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     if isinstance(value, dict):
-        return {clean_text(k): clean_text(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean_text(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(clean_text(v) for v in value)
+        items = [(clean_text(k), clean_text(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list | tuple):
+        cleaned = [clean_text(v) for v in value]
+        if all(a is b for a, b in zip(cleaned, value, strict=True)):
+            return value
+        return cleaned if isinstance(value, list) else tuple(cleaned)
     return value
 
 

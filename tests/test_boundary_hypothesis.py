@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentkit import Agent, tool
-from agentkit.messages import Message, ToolCall, Usage
+from agentkit.messages import Message, ToolCall, Usage, clean_text
 from agentkit.models.boundary import checked_message, checked_response
 from agentkit.models.chat_format import to_message
 from agentkit.models.openai_compat import parse_completion, parse_stream
@@ -245,6 +245,8 @@ def test_lone_surrogates_in_a_reply_become_replacement_characters_and_the_run_lo
     assert checked.tool_calls[0].arguments == {"": "\ufffd", "text": ["ok", "\ufffd"]}
     plain = Message(role="assistant", content="hi", tool_calls=[ToolCall(id="c1", name="echo", arguments={"t": "é"})])
     assert checked_message(plain) is plain  # nothing to repair: the very message
+    clean = {"t": ["é", ("x", 1)], "n": None}
+    assert clean_text(clean) is clean  # nothing copied on the hot path when nothing needs replacing
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "log.jsonl"
         script = [("object", ModelResponse(message=reply, usage=Usage(calls=1))),

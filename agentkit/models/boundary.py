@@ -161,7 +161,7 @@ def checked_message(message: Message) -> Message:
             shown.append(_shown(call))
             continue
         name, arguments = clean_text(call.name), clean_text(call.arguments)
-        if name is not call.name or arguments != call.arguments:
+        if name is not call.name or arguments is not call.arguments:
             call = call.model_copy(update={"name": name, "arguments": arguments})
         if isinstance(call.id, str) and clean_text(call.id) is not call.id:
             call = call.model_copy(update={"id": ""})
