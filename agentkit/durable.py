@@ -46,7 +46,7 @@ from agentkit.events import Event, RunFinished
 from agentkit.messages import Message, ToolCall
 from agentkit.repeats import NOT_RUN
 from agentkit.results import RunResult
-from agentkit.tools import Tool, ToolOutcome, describe_exception, render_output
+from agentkit.tools import Tool, ToolOutcome, failure_text, render_output
 from agentkit.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -421,15 +421,22 @@ class Checkpoint:
             return None
         fn, limit, name = tool.fn, tool.max_output_chars, tool.name
         recording = copy.copy(tool)
+
+        def returned(value: Any) -> Any:
+            self._record(call, render_output(value, limit), False)
+            return value
+
+        def raised(exc: BaseException) -> None:
+            self._record(call, failure_text(name, exc), True)
+
         if tool.is_async:
             async def run_async(**kwargs: Any) -> Any:
                 try:
                     value = await fn(**kwargs)
                 except BaseException as exc:
-                    self._record(call, f"Tool {name} raised {describe_exception(exc)}", True)
+                    raised(exc)
                     raise
-                self._record(call, render_output(value, limit), False)
-                return value
+                return returned(value)
 
             recording.fn = run_async
         else:
@@ -437,10 +444,9 @@ class Checkpoint:
                 try:
                     value = fn(**kwargs)
                 except BaseException as exc:
-                    self._record(call, f"Tool {name} raised {describe_exception(exc)}", True)
+                    raised(exc)
                     raise
-                self._record(call, render_output(value, limit), False)
-                return value
+                return returned(value)
 
             recording.fn = run
         return recording

@@ -321,6 +321,11 @@ def _type_name(value: Any) -> str:
         return "value"
 
 
+def failure_text(name: str, exc: BaseException) -> str:
+    """The observation of a call whose tool `name` raised `exc`."""
+    return f"Tool {name} raised {describe_exception(exc)}"
+
+
 def describe_exception(exc: BaseException) -> str:
     """"TypeName: message" of an exception, even when its `__str__` raises."""
     try:
@@ -405,7 +410,7 @@ class ToolRunner:
                 continue
             elapsed = time.monotonic() - start
             if error is not None:
-                outcomes.append(ToolOutcome(f"Tool {t.name} raised {describe_exception(error)}", is_error=True,
+                outcomes.append(ToolOutcome(failure_text(t.name, error), is_error=True,
                                             duration_s=elapsed))
                 continue
             value = future.result()
@@ -428,7 +433,7 @@ def _run_inline(t: Tool, kwargs: dict[str, Any]) -> ToolOutcome:
     try:
         value = _invoke(t, kwargs)
     except BaseException as exc:  # SystemExit or KeyboardInterrupt from a tool must not end the run
-        return ToolOutcome(f"Tool {t.name} raised {describe_exception(exc)}", is_error=True,
+        return ToolOutcome(failure_text(t.name, exc), is_error=True,
                            duration_s=time.perf_counter() - start)
     return ToolOutcome(render_output(value, t.max_output_chars), duration_s=time.perf_counter() - start, value=value)
 
