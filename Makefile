@@ -62,4 +62,4 @@ tool-lora-1.5b: setup
 tool-lora-1.5b-chains: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-chains --model qwen2.5-coder-1.5b \
 		--mix chains --conversations 320 --steps 40 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \
-		--no-refusals --fresh-names 0.5 --max-len 2560
+		--no-refusals --fresh-names 0.5 --max-len 2560 --resume

@@ -343,6 +343,9 @@ class Agent:
                 reward_fn: RewardFn | None) -> Generator[Event, None, None]:
         # Checked here, before the generator starts, so bad input fails at the call.
         state = durable.state_of(state, self.store)
+        if (parent := state.trajectory.parent_id) is not None and state.status != "finished":
+            raise ValueError(f"run {state.run_id} is an agent call of run {parent}: resume that run, which "
+                             "continues this one")
         if state.status == "finished":
             return durable.replay(durable.finished_result(state, self._output))
         if state.status == "running":  # its process died: on from the last checkpoint
@@ -357,13 +360,14 @@ class Agent:
     def _execute(self, trajectory: Trajectory, *, streaming: bool, reward_fn: RewardFn | None,
                  history: Sequence[Message] = (), context: Mapping[str, str] | None = None,
                  resume: tuple[list[ToolCall], dict[str, Decision]] | None = None,
-                 saved: RunState | None = None) -> Generator[Event, None, None]:
+                 saved: RunState | None = None, store: RunStore | None = None) -> Generator[Event, None, None]:
         """Start a run (its task is the trajectory's), continue a paused one with its decisions, or one whose
-        process died from its last checkpoint (`saved`)."""
+        process died from its last checkpoint (`saved`). `store`: where to checkpoint it instead of the agent's
+        own (a durable caller's, for an agent call)."""
         started = time.perf_counter()
         trace = (self._tracer.start_run(trajectory, self.model, resumed=resume is not None or saved is not None)
                  if self._tracer is not None else None)
-        checkpoint = self._checkpoints.open(self.store, trajectory, self.tools, self.max_steps, saved)
+        checkpoint = self._checkpoints.open(store or self.store, trajectory, self.tools, self.max_steps, saved)
         try:
             run = RunContext(task=trajectory.task, model=self.model, tools=self.tools, trajectory=trajectory,
                              settings=self.settings,
@@ -606,7 +610,8 @@ class Agent:
         spans = [trace.start_tool_call(c, self._description(c.name)) for c in to_run] if trace else None
         if self._delegates and any(c.name in self._delegates for c in to_run):
             ran = yield from run_with_agents(self.tools, to_run, decisions, trajectory, self._plain_runner(trajectory),
-                                             streaming=streaming, logprobs=run.settings.logprobs)
+                                             streaming=streaming, logprobs=run.settings.logprobs,
+                                             checkpoint=self._checkpoints.get(trajectory))
             if ran.pending:
                 for span, start in spans or ():
                     trace.end_tool_call(span, start, ToolOutcome("paused: an agent waits for approval"))  # type: ignore[union-attr]

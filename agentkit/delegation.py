@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel
 
 from agentkit.approval import Decision, RunState, resolve_decisions, waiting_call_ids
+from agentkit.durable import INTERRUPTED, Checkpoint, RunStore, UnknownRunError, rerunnable, result_of
 from agentkit.events import Event, InnerEvent, RunFinished
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.results import RunResult
@@ -57,6 +58,7 @@ from agentkit.trajectory import Trajectory
 if TYPE_CHECKING:
     from agentkit.extensions import Planner
     from agentkit.models.protocol import Model
+    from agentkit.output import OutputSpec
     from agentkit.results import RewardFn
 
 
@@ -68,6 +70,7 @@ class Delegate(Protocol):
     planner: Planner
     tools: dict[str, Tool]
     output_type: Any
+    _output: OutputSpec | None
 
     def run(self, task: str, **options: Any) -> RunResult:
         """Run one task to the end."""
@@ -75,7 +78,8 @@ class Delegate(Protocol):
 
     def _execute(self, trajectory: Trajectory, *, streaming: bool, reward_fn: RewardFn | None,
                  history: Sequence[Message] = (), context: Mapping[str, str] | None = None,
-                 resume: tuple[list[ToolCall], dict[str, Decision]] | None = None) -> Generator[Event, None, None]:
+                 resume: tuple[list[ToolCall], dict[str, Decision]] | None = None,
+                 saved: RunState | None = None, store: RunStore | None = None) -> Generator[Event, None, None]:
         ...
 
 
@@ -165,15 +169,17 @@ class AgentCalls:
 
 def run_with_agents(tools: Mapping[str, Tool], calls: Sequence[ToolCall], decisions: Mapping[str, Decision],
                     trajectory: Trajectory, run_plain: Callable[[Sequence[ToolCall]], list[ToolOutcome]], *,
-                    streaming: bool, logprobs: bool = False) -> Generator[Event, None, AgentCalls]:
+                    streaming: bool, logprobs: bool = False,
+                    checkpoint: Checkpoint | None = None) -> Generator[Event, None, AgentCalls]:
     """Run `calls` (those of one reply that are to run, in its order) of the run `trajectory`: the agent calls one
     after another, their events streamed as `InnerEvent`s, then the others by `run_plain` (in parallel). A run
     resumed after approval continues the agent run that paused (`decisions` decide its calls) and takes the
     results of those that had finished. Only the first hand-over of a reply happens. `logprobs`: the run asks for
-    log-probs, and so do the agent runs it starts."""
+    log-probs, and so do the agent runs it starts. A durable run's `checkpoint` records each agent call as any
+    call (see `run_agent_call`)."""
     outcomes: list[ToolOutcome | None] = [None] * len(calls)
     handed_to: str | None = None
-    earlier = _children_of_reply(trajectory, {c.id for c in calls}) if decisions else {}
+    children = _children_of_reply(trajectory, {c.id for c in calls}) if decisions or checkpoint else {}
     for i, call in enumerate(calls):
         tool = tools.get(call.name)
         if not isinstance(tool, AgentTool):
@@ -182,8 +188,8 @@ def run_with_agents(tools: Mapping[str, Tool], calls: Sequence[ToolCall], decisi
             outcomes[i] = ToolOutcome(f"Not handed over: this reply already handed the conversation to "
                                       f"{handed_to}.", is_error=True)
             continue
-        done = yield from run_agent_call(tool, call, trajectory, decisions, earlier.get(call.id),
-                                         streaming=streaming, logprobs=logprobs)
+        done = yield from run_agent_call(tool, call, trajectory, decisions, children.get(call.id),
+                                         streaming=streaming, logprobs=logprobs, checkpoint=checkpoint)
         if isinstance(done, list):
             return AgentCalls(pending=done)
         outcomes[i] = done
@@ -197,34 +203,94 @@ def run_with_agents(tools: Mapping[str, Tool], calls: Sequence[ToolCall], decisi
 
 
 def run_agent_call(tool: AgentTool, call: ToolCall, trajectory: Trajectory, decisions: Mapping[str, Decision],
-                   earlier: Trajectory | None = None, *,
-                   streaming: bool, logprobs: bool = False) -> Generator[Event, None, ToolOutcome | list[ToolCall]]:
+                   earlier: Trajectory | None = None, *, streaming: bool, logprobs: bool = False,
+                   checkpoint: Checkpoint | None = None) -> Generator[Event, None, ToolOutcome | list[ToolCall]]:
     """Run one agent call of the run `trajectory` as its child run (or continue `earlier`, the run the call
     started before the reply paused); the outcome for the model (its `value` the child's `RunResult`, None when
     the run failed or passed its time limit), or the calls the child waits on. `logprobs`: the calling run asks for
-    log-probs, so the child run does too (`_recording`)."""
+    log-probs, so the child run does too (`_recording`).
+
+    In a durable run (`checkpoint`) the call is saved in flight before it starts and with its observation when it
+    returns, and the child run is durable too, in the same store under its own id (its trajectory's). A resumed
+    run takes a saved observation as the call's result; a call that was in flight continues its child run from
+    the child's last save (its finished calls are not run again, see `agentkit.durable`), takes the child's
+    result if it had finished, or starts it when it had not saved yet (nothing of it has run then)."""
+    if checkpoint is not None:
+        if (saved := checkpoint.finished.get(call.id)) is not None:  # it returned before the process died
+            value = result_of(earlier, tool.agent._output) if earlier is not None else None
+            return ToolOutcome(saved.content, is_error=saved.is_error, value=value)
+        if call.id in checkpoint.interrupted:
+            resumed = _saved_child(checkpoint, earlier)
+            if isinstance(resumed, RunState) and resumed.status != "running":  # it ended, its caller had not saved
+                attach(trajectory, resumed.trajectory)
+                if resumed.status == "paused":
+                    return resumed.pending
+                done: ToolOutcome | list[ToolCall] = _outcome(tool, result_of(resumed.trajectory,
+                                                                              tool.agent._output), 0.0)
+            elif resumed == "unknown" and not rerunnable(tool, call.arguments):
+                done = ToolOutcome(INTERRUPTED, is_error=True)
+            else:
+                done = yield from _run_child(tool, call, trajectory, decisions, None, streaming=streaming,
+                                             logprobs=logprobs, checkpoint=checkpoint,
+                                             saved=resumed if isinstance(resumed, RunState) else None)
+            if isinstance(done, ToolOutcome):
+                checkpoint.end(call, done)
+            return done
+    done = yield from _run_child(tool, call, trajectory, decisions, earlier, streaming=streaming, logprobs=logprobs,
+                                 checkpoint=checkpoint)
+    if checkpoint is not None and isinstance(done, ToolOutcome):
+        checkpoint.end(call, done)
+    return done
+
+
+def _saved_child(checkpoint: Checkpoint, child: Trajectory | None) -> RunState | Literal["none", "unknown"]:
+    """What the store says of an interrupted agent call's child run (`child`, as its caller last saved it): its
+    last state; "none" when it never saved (so nothing of it ran); "unknown" when there is no store to ask, or its
+    state cannot be read."""
+    if checkpoint.store is None or child is None:
+        return "unknown" if checkpoint.store is None else "none"
+    try:
+        return checkpoint.store.load(child.id)
+    except UnknownRunError:
+        return "none"
+    except ValueError:
+        return "unknown"
+
+
+def _run_child(tool: AgentTool, call: ToolCall, trajectory: Trajectory, decisions: Mapping[str, Decision],
+               earlier: Trajectory | None, *, streaming: bool, logprobs: bool, checkpoint: Checkpoint | None,
+               saved: RunState | None = None) -> Generator[Event, None, ToolOutcome | list[ToolCall]]:
+    """Run (start, continue after approval, or resume from `saved`) the child run of an agent call."""
     start = time.perf_counter()
     agent = _recording(tool.agent) if logprobs else tool.agent
+    store = checkpoint.store if checkpoint is not None else None
     if earlier is not None and earlier.stop_reason in ("timeout", "error"):  # it failed before the reply paused
         return ToolOutcome(f"Agent {tool.agent.name} did not answer ({earlier.stop_reason}).", is_error=True)
     if earlier is not None and earlier.stop_reason != "paused":  # it answered before another call paused the reply
-        return _outcome(tool, RunResult(earlier.answer, earlier), 0.0)
-    if earlier is not None:  # it paused: continue it with the decisions on the calls it waits on
+        return _outcome(tool, result_of(earlier, tool.agent._output), 0.0)
+    if saved is not None:  # its process died while it ran: on from its last save
+        child = saved.trajectory.model_copy(deep=True)
+        events = agent._execute(child, streaming=streaming, reward_fn=None, saved=saved, store=store)
+    elif earlier is not None:  # it paused: continue it with the decisions on the calls it waits on
         waiting = waiting_call_ids(earlier)
         pending = [c for c in _calls_of(earlier) if c.id in waiting and c.id in decisions]
         state = RunState(trajectory=earlier, pending=pending)
         state.check()
         chosen = resolve_decisions(state, {c.id: decisions[c.id] for c in pending})
         child = earlier.model_copy(deep=True)
-        events = agent._execute(child, streaming=streaming, reward_fn=None, resume=(pending, chosen))
+        events = agent._execute(child, streaming=streaming, reward_fn=None, resume=(pending, chosen), store=store)
     else:
         prepared = ToolRunner._prepare(tool, call.name, call.arguments)
         if isinstance(prepared, ToolOutcome):  # invalid arguments: the model is told, nothing runs
             return prepared
         begun = tool.start(trajectory, call, prepared[1])
         child = begun.trajectory
+        if checkpoint is not None:  # the caller's save names the child run, to find it by on resume
+            attach(trajectory, child.model_copy(deep=True))
         events = agent._execute(child, streaming=streaming, reward_fn=None, history=begun.history,
-                                context=begun.context)
+                                context=begun.context, store=store)
+    if checkpoint is not None:
+        checkpoint.begin(call)
     finished: list[RunResult] = []
 
     def wrapped() -> Generator[Event, None, None]:

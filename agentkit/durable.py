@@ -8,6 +8,12 @@ trajectory's id) to a `RunStore`, atomically (`DirectoryStore`: a temporary file
 - as each call returns: its observation, in `finished` (it is no longer in flight);
 - when the run pauses for approval ("paused") and when it ends ("finished", after it is scored and logged).
 
+An agent called as a tool (`agentkit.delegation`, handoffs too) is a call like any other here: saved in flight
+before it starts and with its observation when it returns; its own run is durable as well, in the same store
+under its id (`Trajectory.parent_id` names the caller's run). Resuming the caller continues an agent call that
+was in flight from that run's last save, so no call of it that finished runs again either; one that had not
+saved yet starts again (nothing of it ran). A run of an agent call is resumed through its caller's run only.
+
 `agent.resume(run_id)` continues a run from its last state in a fresh process, with an agent built the same way:
 
 - a call whose observation was saved is not run again: the saved observation is its result;
@@ -181,6 +187,8 @@ class RunSummary:
     answer: str | None
     stop_reason: str
     updated_at: float
+    parent: str | None = None
+    """The run whose agent call this run is (None: a run of its own)."""
 
     @classmethod
     def of(cls, state: RunState) -> RunSummary:
@@ -188,7 +196,7 @@ class RunSummary:
         t = state.trajectory
         return cls(run_id=state.run_id, status=state.status, task=t.task, model=t.model,
                    steps=sum(1 for turn in t.turns if turn.context == "main"), in_flight=len(state.in_flight),
-                   answer=t.answer, stop_reason=t.stop_reason, updated_at=state.updated_at)
+                   answer=t.answer, stop_reason=t.stop_reason, updated_at=state.updated_at, parent=t.parent_id)
 
 
 def summaries(store: RunStore) -> Iterator[RunSummary | tuple[str, str]]:
@@ -245,9 +253,14 @@ def unanswered_reply(state: RunState) -> dict[str, Decision] | None:
 
 
 def finished_result(state: RunState, output: OutputSpec | None) -> RunResult:
-    """The result of a finished run, from its state; the typed output is read back from the answer (None when
-    it no longer validates)."""
-    t = state.trajectory
+    """The result of a finished run, from its state (see `result_of`)."""
+    return result_of(state.trajectory, output)
+
+
+def result_of(trajectory: Trajectory, output: OutputSpec | None) -> RunResult:
+    """The result of a run that ended, from its trajectory; the typed output is read back from the answer (None
+    when it no longer validates)."""
+    t = trajectory
     value: Any = t.answer
     if output is not None and t.answer is not None and not output.accepts_text:
         try:
@@ -415,6 +428,20 @@ class Checkpoint:
         outcomes.update(zip(run, ran, strict=True))
         return [outcomes[i] for i in range(len(to_run))]
 
+    def begin(self, call: ToolCall) -> None:
+        """Save `call` (an agent call, run by the loop itself) as in flight before it starts."""
+        with self._lock:
+            self.in_flight[call.id] = call
+            self._save("running")
+
+    def end(self, call: ToolCall, outcome: ToolOutcome) -> None:
+        """Save the observation of `call` (an agent call, begun with `begin`) now that it has returned."""
+        with self._lock:
+            self.in_flight.pop(call.id, None)
+            self.interrupted.discard(call.id)
+            self.finished[call.id] = Message.tool(call, outcome.content, is_error=outcome.is_error)
+            self._save("running")
+
     def _recording(self, tool: Tool | None, call: ToolCall) -> Tool | None:
         """A copy of `tool` whose function saves the call's observation when it returns or raises."""
         if tool is None:
@@ -492,6 +519,10 @@ class Checkpoints:
         checkpoint = Checkpoint(store, trajectory, agent_record(self.model, tools, max_steps), saved)
         self._active[id(trajectory)] = checkpoint
         return checkpoint
+
+    def get(self, trajectory: Trajectory) -> Checkpoint | None:
+        """The checkpoint of the durable run on `trajectory` (None: the run is not durable)."""
+        return self._active.get(id(trajectory))
 
     def close(self, trajectory: Trajectory) -> None:
         """The run on `trajectory` has ended (finished, paused, failed or closed)."""

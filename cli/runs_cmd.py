@@ -176,8 +176,9 @@ def register(app: typer.Typer) -> None:
                 continue
             shown += 1
             flight = f", {item.in_flight} in flight" if item.in_flight else ""
+            caller = f"  (agent call of {item.parent})" if item.parent else ""
             typer.echo(f"{item.run_id}  {item.status:<8}  {item.steps:>3} steps{flight}  {_when(item.updated_at)}  "
-                       f"{_short(item.task, 70)}")
+                       f"{_short(item.task, 70)}{caller}")
         typer.echo(f"{shown} run(s) in {directory.path}")
 
     @runs.command("show")

@@ -217,7 +217,12 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             f"{d['kills']['completed_calls_run_twice']} completed calls run twice, "
             f"{d['kills']['same_answer_as_unkilled']}/{d['kills']['runs']} same answer as unkilled; "
             f"{d['kills']['kills_with_calls_in_flight']} kills with calls in flight; "
-            f"{d['overhead']['ms_per_save']:.3g} ms per checkpoint"),
+            + (f"the work done by an agent called as a tool: {d['nested_kills']['kills']} kills over "
+               f"{d['nested_kills']['runs']} runs ({d['nested_kills']['kills_inside_an_agent_call']} inside the agent "
+               f"call's run): {d['nested_kills']['runs_lost']} lost, {d['nested_kills']['completed_calls_run_twice']} "
+               f"completed calls run twice, {d['nested_kills']['same_answer_as_unkilled']}/"
+               f"{d['nested_kills']['runs']} same answer; " if "nested_kills" in d else "")
+            + f"{d['overhead']['ms_per_save']:.3g} ms per checkpoint"),
         "reproducible-dev": lambda d: (
             f"the same greedy command twice (`bench_reproducible.py`), {d['options']['per_db']} questions per "
             f"database, concurrency {d['options']['concurrency']}, under different machine load", d["data_kind"],

@@ -31,6 +31,7 @@ from agentkit.training.config import LoraConfig, TrainConfig
 from agentkit.training.demonstrations import demonstration_trajectories
 from agentkit.training.synthetic import MIXES, synthetic_conversations
 from agentkit.training.trainer import Trainer
+from agentkit.trajectory import Trajectory
 
 
 def main() -> None:
@@ -57,6 +58,8 @@ def main() -> None:
     parser.add_argument("--finish", type=float, default=0.0,
                         help="share of conversations offered a tool that finishes the run (final_answer, submit), "
                         "ending with its call (off by default; why: docs/decisions.md#tool-lora)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue a stopped run in --out: its demonstrations and its newest checkpoint")
     args = parser.parse_args()
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -66,19 +69,24 @@ def main() -> None:
     conversations = synthetic_conversations(args.conversations, seed=args.seed, weights=mix,
                                             refusals=not args.no_refusals, fresh_names=args.fresh_names,
                                             finish=args.finish)
-    demos = demonstration_trajectories(load_local(args.model), conversations, calls=args.calls)
-    with (args.out / "demonstrations.jsonl").open("w") as f:
-        for t in demos:
-            f.write(t.model_dump_json() + "\n")
+    saved = args.out / "demonstrations.jsonl"
+    resuming = args.resume and saved.exists() and latest_checkpoint(args.out / "ckpt") is not None
+    if resuming:
+        demos = [Trajectory.model_validate_json(line) for line in saved.read_text().splitlines() if line.strip()]
+    else:
+        demos = demonstration_trajectories(load_local(args.model), conversations, calls=args.calls)
+        with saved.open("w") as f:
+            for t in demos:
+                f.write(t.model_dump_json() + "\n")
     prepared = time.perf_counter() - started
     print(f"{len(demos)} demonstrations in {prepared:.0f} s", flush=True)
 
     config = TrainConfig(algo="sft", kl_coef=0.0, lr=args.lr, groups_per_step=args.batch,
                          micro_batch_size=args.micro_batch, gradient_checkpointing=args.checkpointing,
-                         max_steps=args.steps, epochs=100, dtype="bf16", save_every=25, keep_checkpoints=1,
+                         max_steps=args.steps, epochs=100, dtype="bf16", save_every=10, keep_checkpoints=1,
                          seed=args.seed, lora=LoraConfig(r=args.rank, alpha=2 * args.rank), max_seq_len=args.max_len)
     trainer = Trainer(f"local:{args.model}", config, out_dir=args.out / "ckpt")
-    trainer.fit(demos)
+    trainer.fit(demos, resume=resuming)
     found = latest_checkpoint(args.out / "ckpt")
     if found is None:
         raise SystemExit("training wrote no checkpoint")

@@ -2,7 +2,7 @@
 
     python tests/durable_worker.py run STORE EFFECTS [--steps N] [--tool-s S]          # one run, in this process
     python tests/durable_worker.py resume STORE EFFECTS RUN_ID [--steps N] [--tool-s S]
-    python tests/durable_worker.py drive OUT_DIR --runs R --kills K [--steps N] [--tool-s S] [--seed X]
+    python tests/durable_worker.py drive OUT_DIR --runs R --kills K [--steps N] [--tool-s S] [--seed X] [--nested]
 
 `run` and `resume` print "ready" before the run starts and its answer as JSON when it ends. The agent's model
 is a `FunctionModel` whose replies follow from the conversation (so a resumed run is asked what the killed one
@@ -10,7 +10,8 @@ would have been): it works through steps 0 .. N-2 with the slow tool `work(i)` (
 idempotent `lookup(i)` beside it, in parallel), then answers with the total of the results. Told a call was
 interrupted (`agentkit.durable.INTERRUPTED`), it asks the read-only `check(i)` whether step i took effect and
 does it again only if not. Every tool appends to EFFECTS ("start i", "end i", "lookup i"), so executions can be
-counted.
+counted. With `--nested` the run's agent does the work through one call of an agent called as a tool, which
+does the steps as above (the store then holds the run and its agent call's child run).
 
 `drive` starts R runs (a fresh store each), SIGKILLs each process at a random moment up to K times per run,
 resumes it in a new process after each kill, and prints one JSON object: for each run its answer, the answer of
@@ -38,8 +39,9 @@ from typing import Any
 MODEL_S = 0.02  # each model reply takes this long
 
 
-def build_agent(store: str, effects: Path, steps: int, tool_s: float) -> Any:
-    """The durable agent of the kill tests (see the module docstring)."""
+def build_agent(store: str, effects: Path, steps: int, tool_s: float, nested: bool = False) -> Any:
+    """The durable agent of the kill tests (see the module docstring); `nested`: an agent whose one call asks it,
+    as an agent called as a tool, to do the work."""
     from agentkit import Agent, Message, tool
     from agentkit.durable import INTERRUPTED
     from agentkit.testing import FunctionModel, call, calls
@@ -113,7 +115,16 @@ def build_agent(store: str, effects: Path, steps: int, tool_s: float) -> Any:
         i = todo[0]
         return calls(("work", {"i": i}), ("lookup", {"i": i})) if i % 3 == 2 else call("work", i=i)
 
-    return Agent(FunctionModel(decide), tools=[work, lookup, check], max_steps=3 * steps, store=store)
+    if not nested:
+        return Agent(FunctionModel(decide), tools=[work, lookup, check], max_steps=3 * steps, store=store)
+
+    def boss(messages: Sequence[Message], tools: Any) -> Message | str:
+        time.sleep(MODEL_S)
+        seen = [m.content for m in messages if m.role == "tool"]
+        return seen[-1] if seen else call("stepper", request="do every step and add them up")
+
+    stepper = Agent(FunctionModel(decide), tools=[work, lookup, check], max_steps=3 * steps, name="stepper")
+    return Agent(FunctionModel(boss), tools=[stepper.as_tool("stepper", "Does the steps.")], name="boss", store=store)
 
 
 def expected_answer(steps: int) -> str:
@@ -124,10 +135,11 @@ def expected_answer(steps: int) -> str:
 def work_run(args: argparse.Namespace) -> None:
     from agentkit.durable import INTERRUPTED
 
-    agent = build_agent(args.store, Path(args.effects), args.steps, args.tool_s)
+    agent = build_agent(args.store, Path(args.effects), args.steps, args.tool_s, args.nested)
     print("ready", flush=True)
     result = agent.resume(args.run_id) if args.command == "resume" else agent.run("do every step and add them up")
-    interrupted = sum(1 for m in result.trajectory.messages if m.role == "tool" and m.content == INTERRUPTED)
+    interrupted = sum(1 for t in (result.trajectory, *result.trajectory.children) for m in t.messages
+                      if m.role == "tool" and m.content == INTERRUPTED)
     print(json.dumps({"answer": result.answer, "run_id": result.trajectory.id, "interrupted": interrupted,
                       "stop_reason": result.stop_reason}), flush=True)
 
@@ -181,12 +193,14 @@ def _ends(effects: Path) -> Counter[str]:
     return Counter(effects.read_text().splitlines()) if effects.exists() else Counter()
 
 
-def one_run(root: Path, kills: int, steps: int, tool_s: float, rng: random.Random) -> dict[str, Any]:
+def one_run(root: Path, kills: int, steps: int, tool_s: float, rng: random.Random,
+            nested: bool = False) -> dict[str, Any]:
     """One run killed up to `kills` times at random moments and resumed after each kill; what happened."""
     from agentkit.durable import DirectoryStore
 
     store, effects = root / "store", root / "effects.txt"
-    shared = [str(store), str(effects), "--steps", str(steps), "--tool-s", str(tool_s)]
+    shared = [str(store), str(effects), "--steps", str(steps), "--tool-s", str(tool_s),
+              *(["--nested"] if nested else [])]
     landed: list[dict[str, Any]] = []
     run_id: str | None = None
     unstarted = 0  # kills before the run's first checkpoint (nothing ran: the run is started again)
@@ -204,15 +218,16 @@ def one_run(root: Path, kills: int, steps: int, tool_s: float, rng: random.Rando
         proc.kill()
         proc.wait()
         worker.stderr()
-        ids = DirectoryStore(store).run_ids()
-        if not ids:
+        saved = [DirectoryStore(store).load(i) for i in DirectoryStore(store).run_ids()]
+        if not saved:
             unstarted += 1
             assert not effects.exists(), "a tool ran before the run's first checkpoint"
             landed.append({"status": "not started", "in_flight": 0, "finished": 0})
             continue
-        [run_id] = ids
-        state = DirectoryStore(store).load(run_id)
-        landed.append({"status": state.status, "in_flight": len(state.in_flight), "finished": len(state.finished)})
+        [state] = [s for s in saved if s.trajectory.parent_id is None]  # the run; the others: its agent calls'
+        run_id = state.run_id
+        landed.append({"status": state.status, "in_flight": sum(len(s.in_flight) for s in saved),
+                       "finished": sum(len(s.finished) for s in saved), "runs": len(saved)})
     result = _finish(worker)
     seconds = time.perf_counter() - started
     again = _finish(_worker(["resume", *shared, result["run_id"]]))  # a finished run: its result, nothing run
@@ -233,13 +248,15 @@ def drive(args: argparse.Namespace) -> None:
     reference = out / "unkilled"
     reference.mkdir(parents=True)
     unkilled = _finish(_worker(["run", str(reference / "store"), str(reference / "effects.txt"),
-                                "--steps", str(args.steps), "--tool-s", str(args.tool_s)]))
+                                "--steps", str(args.steps), "--tool-s", str(args.tool_s),
+                                *(["--nested"] if args.nested else [])]))
     runs = []
     for r in range(args.runs):
         root = out / f"run-{r}"
         root.mkdir()
-        runs.append(one_run(root, args.kills, args.steps, args.tool_s, rng))
-    print(json.dumps({"steps": args.steps, "tool_s": args.tool_s, "seed": args.seed, "expected": expected_answer(
+        runs.append(one_run(root, args.kills, args.steps, args.tool_s, rng, args.nested))
+    print(json.dumps({"steps": args.steps, "tool_s": args.tool_s, "seed": args.seed, "nested": args.nested,
+                      "expected": expected_answer(
         args.steps), "unkilled": unkilled["answer"], "runs": runs}))
 
 
@@ -254,7 +271,9 @@ def main() -> None:
             p.add_argument("run_id")
         p.add_argument("--steps", type=int, default=10)
         p.add_argument("--tool-s", type=float, default=0.2)
+        p.add_argument("--nested", action="store_true")
     d = sub.add_parser("drive")
+    d.add_argument("--nested", action="store_true", help="the work is done by an agent called as a tool")
     d.add_argument("out_dir")
     d.add_argument("--runs", type=int, default=1)
     d.add_argument("--kills", type=int, default=4)

@@ -158,3 +158,15 @@ def test_a_paused_run_needs_approve_or_deny(app, tmp_path) -> None:
     denied = runs(app, "resume", paused.trajectory.id, "--store", str(store), "--agent", f"{agent_file}:make",
                   "--deny", "-q")
     assert denied.exit_code == 0 and denied.stdout.strip() == "The user denied this call."
+
+
+def test_list_marks_the_run_of_an_agent_call_with_its_caller(app, tmp_path) -> None:
+    store = tmp_path / "runs"
+    helper = Agent(ScriptedModel(["42"]), name="helper")
+    boss = Agent(ScriptedModel([call("helper", request="the answer?"), "it is 42"]),
+                 tools=[helper.as_tool("helper", "Answers questions.")], store=store)
+    result = boss.run("ask the helper")
+    [child] = result.trajectory.children
+    lines = {line.split()[0]: line for line in runs(app, "list", "--store", str(store)).stdout.splitlines()}
+    assert f"(agent call of {result.trajectory.id})" in lines[child.id]
+    assert "agent call" not in lines[result.trajectory.id]
