@@ -11,7 +11,7 @@
 """
 
 from agentkit.agent import Agent, RunResult
-from agentkit.extensions import Extension, Planner, RunContext
+from agentkit.loop.extensions import Extension, Planner, RunContext
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import GenerationSettings, Model, resolve_model
 from agentkit.tools import Tool, Toolkit, tool

@@ -1,10 +1,10 @@
 """The agent and its loop: ask the model, run the tools, append observations, repeat.
 
 The whole loop is `Agent._loop`, readable top to bottom (`_run` sets a run up, `_resume` continues
-one paused for approval). What it carries between steps is one `LoopState` (`agentkit.loop_state`); what it
-does when a model loops is one policy, `Recovery` (`agentkit.recovery`). Everything else (planners, skill
-libraries, mistake notebooks, learned limits) plugs in through `agentkit.extensions` and its optional hooks
-(`agentkit.hooks`); approval, typed output and tracing live in `agentkit.approval`, `agentkit.output` and
+one paused for approval). What it carries between steps is one `LoopState` (`agentkit.loop.state`); what it
+does when a model loops is one policy, `Recovery` (`agentkit.loop.recovery`). Everything else (planners, skill
+libraries, mistake notebooks, learned limits) plugs in through `agentkit.loop.extensions` and its optional hooks
+(`agentkit.loop.hooks`); approval, typed output and tracing live in `agentkit.runs.approval`, `agentkit.loop.output` and
 `agentkit.tracing`. `RunResult` is defined in `agentkit.results`.
 """
 
@@ -23,19 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from agentkit import durable
-from agentkit.approval import (
-    ApprovalPolicy,
-    Decision,
-    Decisions,
-    RunState,
-    denial_message,
-    needs_approval,
-    record_decisions,
-    resolve_decisions,
-)
-from agentkit.delegation import AgentTool, decided_earlier, run_with_agents
-from agentkit.durable import Checkpoint, Checkpoints, RunStore, StoreLike, open_store
 from agentkit.events import (
     Event,
     ModelText,
@@ -46,21 +33,34 @@ from agentkit.events import (
     ToolFinished,
     ToolStarted,
 )
-from agentkit.extensions import Extension, Planner, RunContext
-from agentkit.handoffs import Handoff, HandoffTool, as_handoffs
-from agentkit.hooks import Hooks
-from agentkit.loop_state import LoopState
+from agentkit.loop.extensions import Extension, Planner, RunContext
+from agentkit.loop.hooks import Hooks
+from agentkit.loop.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
+from agentkit.loop.planners import resolve_planner
+from agentkit.loop.recovery import Recovery
+from agentkit.loop.state import LoopState
 from agentkit.messages import Message, ToolCall
 from agentkit.models import resolve_model
 from agentkit.models.boundary import checked_response
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
-from agentkit.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
-from agentkit.planners import resolve_planner
+from agentkit.models.retry import call_with_retries, stream_with_retries
 from agentkit.records import TOOLS_OFFERED
-from agentkit.recovery import Recovery
 from agentkit.results import RewardFn, apply_reward
 from agentkit.results import RunResult as RunResult  # defined low in the package; named here for users
-from agentkit.retry import call_with_retries, stream_with_retries
+from agentkit.runs import durable
+from agentkit.runs.approval import (
+    ApprovalPolicy,
+    Decision,
+    Decisions,
+    RunState,
+    denial_message,
+    needs_approval,
+    record_decisions,
+    resolve_decisions,
+)
+from agentkit.runs.delegation import AgentTool, decided_earlier, run_with_agents
+from agentkit.runs.durable import Checkpoint, Checkpoints, RunStore, StoreLike, open_store
+from agentkit.runs.handoffs import Handoff, HandoffTool, as_handoffs
 from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolOutcome, ToolRunner, as_tools
 from agentkit.trajectory import OutputCheck, Trajectory, append_jsonl
 
@@ -113,21 +113,21 @@ class Agent:
             extension with a `choose` hook (`choose(results) -> index`; the mistake notebook steers away from
             known anti-patterns), else the majority answer. Sample with a temperature above 0.
         approval: a policy `(tool, arguments) -> bool` naming calls that need a person's approval, on
-            top of the tools' own `requires_approval` (see agentkit.approval).
+            top of the tools' own `requires_approval` (see agentkit.runs.approval).
         output_type: the type of the answer (pydantic model, dataclass, TypedDict, int, list[str], ...);
-            the model gives it through a `final_result` call (see agentkit.output).
+            the model gives it through a `final_result` call (see agentkit.loop.output).
         output_retries: how many rejected final results the model may correct before the run stops
             with stop_reason "invalid_output".
         output_validators: functions checking the typed output; they may raise `ModelRetry`.
         tracing: OpenTelemetry spans: True (the global tracer provider), a tracer provider, or False;
             unset, `AGENTKIT_OTEL=1` turns it on (see agentkit.tracing).
         store: checkpoint every run there, a directory (or a `RunStore`), so that `resume(run_id)` continues
-            it after its process died, without running a finished call again (see agentkit.durable).
+            it after its process died, without running a finished call again (see agentkit.runs.durable).
         name: the agent's name, recorded on its trajectories (`Trajectory.agent`) and naming it to other agents
             (its handoff tool, its events in theirs).
         handoffs: agents this one may hand the conversation to (or `handoff(agent, ...)` specs), each offered as
             a tool `transfer_to_<name>`; the agent called takes the conversation over and answers
-            (see agentkit.handoffs). To call an agent as a tool instead, give `other.as_tool(...)` in `tools`.
+            (see agentkit.runs.handoffs). To call an agent as a tool instead, give `other.as_tool(...)` in `tools`.
     """
 
     def __init__(
@@ -203,7 +203,7 @@ class Agent:
         or the fields of the pydantic model `input_type`) and the observation is its answer (its typed output as
         JSON with an `output_type`). In another agent's run its events stream as `InnerEvent`s, its run is a child
         trajectory of that run (logged with it, its usage counted in it), its calls needing approval pause that
-        run, and past `timeout_s` seconds the caller's model gets an error observation (see agentkit.delegation).
+        run, and past `timeout_s` seconds the caller's model gets an error observation (see agentkit.runs.delegation).
         """
         return AgentTool(self, name, description, timeout_s=timeout_s, input_type=input_type)
 
@@ -269,7 +269,7 @@ class Agent:
 
         With a `store`, `state` may also be a run id: a run whose process died continues from its last
         checkpoint (no decisions needed unless it is paused; calls that finished are not run again, see
-        agentkit.durable), and a finished run returns its result without running anything."""
+        agentkit.runs.durable), and a finished run returns its result without running anything."""
         for event in self._resume(state, decisions, streaming=False, reward_fn=reward_fn):
             if isinstance(event, RunFinished):
                 return event.result
@@ -595,7 +595,7 @@ class Agent:
                    ) -> Generator[Event, None, _CallsEnded | None]:
         """Run a reply's calls (denied ones not), append the observations in the reply's order (a failed
         call's with what `advise` hooks add); says what ends the run or counts as a typed-output attempt
-        (None: nothing, the loop goes on). Calls of agents run first, one by one (`agentkit.delegation`);
+        (None: nothing, the loop goes on). Calls of agents run first, one by one (`agentkit.runs.delegation`);
         one that pauses for approval pauses the run before any other call of the reply has run."""
         trajectory = run.trajectory
         calls = reply.tool_calls

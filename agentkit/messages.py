@@ -93,7 +93,7 @@ class Message(BaseModel):
 
 class Usage(BaseModel):
     """Token counts of one model call, or summed over a run, and their cost in US dollars when the
-    model's price is known (`agentkit.cost`; None: unknown)."""
+    model's price is known (`agentkit.models.cost`; None: unknown)."""
 
     input_tokens: int = 0
     output_tokens: int = 0

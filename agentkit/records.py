@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from agentkit.cognitive_map import CognitiveMap
+from agentkit.loop.cognitive_map import CognitiveMap
 
 R = TypeVar("R", bound=BaseModel)
 

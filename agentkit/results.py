@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentkit.approval import RunState
 from agentkit.messages import ToolCall, Usage
+from agentkit.runs.approval import RunState
 from agentkit.trajectory import Trajectory
 
 Reward = float | Mapping[str, float]
@@ -39,7 +39,7 @@ class RunResult:
     @property
     def stop_reason(self) -> str:
         """Why the run stopped: "final" (an answer), "max_steps", "paused", "invalid_output" or
-        "repeated_call" (see `agentkit.repeats`)."""
+        "repeated_call" (see `agentkit.loop.repeats`)."""
         return self.trajectory.stop_reason
 
     @property

@@ -12,7 +12,7 @@ from typing import Any
 
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, TextDelta, ToolSpecs
-from agentkit.toolcall_text import parse_tool_calls
+from agentkit.tools.text_calls import parse_tool_calls
 
 ScriptItem = Message | str | Callable[[Sequence[Message]], "Message | str"]
 

@@ -27,8 +27,6 @@ from rich.table import Table
 from rich.text import Text
 
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult, tracing_from_env
-from agentkit.approval import ApprovalPolicy, Decision, approve, deny, policy_from_spec
-from agentkit.builtin_tools import builtin_tools, parse_tool_names
 from agentkit.cli.console import format_call, load_model
 from agentkit.cli.memory_options import (
     CHECKS_OPTION,
@@ -43,17 +41,19 @@ from agentkit.cli.memory_options import (
 from agentkit.cli.own_agent import TeamPrinter, load_agent
 from agentkit.cli.slash import CommandHandler as CommandHandler
 from agentkit.cli.slash import SlashCommand, commands_of, feedback_commands, slash_command
-from agentkit.cost import format_cost
 from agentkit.events import RunFinished
-from agentkit.extensions import Extension, Planner
+from agentkit.loop.extensions import Extension, Planner
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, Model, ModelConfigError
+from agentkit.models.cost import format_cost
 from agentkit.records import NOTES
+from agentkit.runs.approval import ApprovalPolicy, Decision, approve, deny, policy_from_spec
 from agentkit.tools import Tool, ToolDefinitionError, Toolkit
+from agentkit.tools.builtin import builtin_tools, parse_tool_names
 from agentkit.trajectory import Trajectory, append_jsonl
 
 if TYPE_CHECKING:
-    from agentkit.mcp_client import MCPToolkit
+    from agentkit.tools.mcp import MCPToolkit
 
 DEFAULT_CHAT_TOOLS = "calculator,time"
 DEFAULT_MAX_STEPS = 10
@@ -534,7 +534,7 @@ def chat_with_agent_file(spec: str, *, log: Path | None = None, unused: Sequence
 def connect_mcp(servers: Sequence[str]) -> list[MCPToolkit]:
     """Connect to the MCP servers named by `--mcp` (commands or URLs); on a failure, close the ones
     already started and raise (MCPConnectionError, or MissingExtraError without agentkit[mcp])."""
-    from agentkit.mcp_client import MCPToolkit
+    from agentkit.tools.mcp import MCPToolkit
 
     kits: list[MCPToolkit] = []
     try:
@@ -585,7 +585,7 @@ def memory_and_skills(
 
 @slash_command("map", "Show the cognitive map of the last turn (with --planner map-then-act)")
 def _map(session: ChatSession, arg: str) -> None:
-    from agentkit.planning import map_of
+    from agentkit.loop.planning import map_of
 
     cmap = map_of(session.trajectories[-1]) if session.trajectories else None
     session.console.print(cmap.render() if cmap else "no map yet (chat with --planner map-then-act)")

@@ -93,7 +93,7 @@ def agent_factory(config: str, env: Any, model: Any, *, max_steps: int, settings
     so exploration runs once per environment; priors persist (under `priors_cache`, default the agentkit
     home) unless `persist_priors` is False."""
     from agentkit.agent import Agent
-    from agentkit.planning import MapThenActPlanner
+    from agentkit.loop.planning import MapThenActPlanner
 
     is_sql = env.name.startswith("sql")
     extra: list[Any] = []
@@ -180,8 +180,8 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from agentkit.evaluation import EvalConfig, evaluate, oracle_model, oracle_script_for
+        from agentkit.evaluation.reports import write_report
         from agentkit.models import GenerationSettings, resolve_model
-        from agentkit.reports import write_report
 
         console = Console()
         unknown = [p for p in planner if p not in PLANNERS]

@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.text import Text
 
 from agentkit.agent import RunResult
-from agentkit.approval import policy_from_spec
 from agentkit.cli.chat import (
     ALLOW_DIR_OPTION,
     DEFAULT_CHAT_TOOLS,
@@ -36,10 +35,11 @@ from agentkit.cli.console import EventPrinter, format_call, load_model
 from agentkit.cli.memory_options import MEMORY_OPTION
 from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
+from agentkit.runs.approval import policy_from_spec
 from agentkit.tools import ToolDefinitionError
 
 if TYPE_CHECKING:
-    from agentkit.mcp_client import MCPToolkit
+    from agentkit.tools.mcp import MCPToolkit
 
 EXIT_ANSWER, EXIT_NO_ANSWER, EXIT_CONFIG = 0, 1, 2
 

@@ -1,8 +1,8 @@
-"""`agentkit runs list|show|resume`: the durable runs kept in a run store (`Agent(store=DIR)`, agentkit.durable).
+"""`agentkit runs list|show|resume`: the durable runs kept in a run store (`Agent(store=DIR)`, agentkit.runs.durable).
 
 `resume` needs the run's agent: `--agent FILE.py:NAME` names it (an `Agent` in that file, or a function of no
 arguments returning one), else it is rebuilt from the run's record when the run was started with a model string
-and importable tools (`agentkit.approval.AgentRecord`). Exit codes as for `agentkit run`: 0 the run gave an
+and importable tools (`agentkit.runs.approval.AgentRecord`). Exit codes as for `agentkit run`: 0 the run gave an
 answer, 1 it stopped without one (or paused again), 2 a configuration error (no such run, no agent).
 """
 
@@ -20,13 +20,13 @@ from rich.console import Console
 from rich.text import Text
 
 from agentkit.agent import Agent, RunResult
-from agentkit.approval import AgentRecord, Decision, RunState
 from agentkit.cli.console import EventPrinter, format_call
 from agentkit.cli.own_agent import load_agent
-from agentkit.durable import DirectoryStore, RunSummary, UnknownRunError, summaries
 from agentkit.events import RunFinished
 from agentkit.home import agentkit_home
 from agentkit.models import ModelConfigError
+from agentkit.runs.approval import AgentRecord, Decision, RunState
+from agentkit.runs.durable import DirectoryStore, RunSummary, UnknownRunError, summaries
 from agentkit.tools import Tool, ToolDefinitionError
 
 EXIT_ANSWER, EXIT_NO_ANSWER, EXIT_CONFIG = 0, 1, 2

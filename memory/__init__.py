@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentkit.extensions import Extension
 from agentkit.home import agentkit_home
+from agentkit.loop.extensions import Extension
 
 
 def load_memory(folder: str | os.PathLike[str]) -> list[Extension]:

@@ -50,9 +50,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentkit.extensions import RunContext
 from agentkit.feedback import feedback_of
 from agentkit.files import read_artefact, write_artefact
+from agentkit.loop.extensions import RunContext
 from agentkit.memory.skeleton import skeleton_similarity, sql_skeleton
 from agentkit.messages import Message, new_id
 from agentkit.records import EXPERIENCE, ExperienceRecord, ShownExample

@@ -35,9 +35,9 @@ from pydantic import ValidationError
 
 from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
-from agentkit.extensions import RunContext
 from agentkit.files import atomic_write
 from agentkit.jsontext import copies_placeholder, first_json_object
+from agentkit.loop.extensions import RunContext
 from agentkit.memory.embeddings import Embedder
 from agentkit.memory.notes import FailureAnalyst, Note
 from agentkit.memory.prompts import (

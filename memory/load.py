@@ -28,7 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from agentkit.extensions import Extension
+from agentkit.loop.extensions import Extension
 
 SUMMARY = "summary.json"
 ADAPTER = "adapter"

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentkit.extensions import RunContext
 from agentkit.files import atomic_write
+from agentkit.loop.extensions import RunContext
 from agentkit.memory.embeddings import Embedder
 from agentkit.memory.notes import NOTE_SCHEMA_VERSION, Note
 from agentkit.memory.prompts import NOTES_INSTRUCTION, NOTES_TITLE

@@ -23,8 +23,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
+from agentkit.loop.extensions import RunContext
 from agentkit.messages import Message
 from agentkit.results import succeeded
 from agentkit.trajectory import Trajectory

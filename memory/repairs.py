@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
+from agentkit.loop.extensions import RunContext
+from agentkit.loop.repeats import NOT_RUN
 from agentkit.messages import ToolCall
 from agentkit.ranking import content_words, overlap
-from agentkit.repeats import NOT_RUN
 from agentkit.results import succeeded
 from agentkit.trajectory import Trajectory
 

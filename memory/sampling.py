@@ -19,7 +19,7 @@ import numpy as np
 
 from agentkit.agent import Agent, RunResult
 from agentkit.environments.base import Task
-from agentkit.extensions import RunContext
+from agentkit.loop.extensions import RunContext
 from agentkit.memory.embeddings import Embedder
 from agentkit.memory.notes import Note
 from agentkit.records import NOTES, SAMPLES, NotesRecord, SamplesRecord

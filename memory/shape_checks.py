@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentkit.extensions import RunContext
 from agentkit.files import read_artefact, write_artefact
+from agentkit.loop.extensions import RunContext
 from agentkit.messages import ToolCall
 from agentkit.ranking import content_words, overlap
 from agentkit.results import succeeded

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agentkit.extensions import RunContext
+from agentkit.loop.extensions import RunContext
 from agentkit.memory.embeddings import Embedder
 from agentkit.tools import Tool
 

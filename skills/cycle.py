@@ -37,7 +37,7 @@ from agentkit.skills.distill import (
 from agentkit.skills.select import parse_query, parse_ranking
 
 if TYPE_CHECKING:
-    from agentkit.extensions import RunContext
+    from agentkit.loop.extensions import RunContext
     from agentkit.skills.model import Admission, Retrieved, Skill
     from agentkit.trajectory import Trajectory
 

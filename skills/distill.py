@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentkit.jsontext import copies_placeholder, strict_json
+from agentkit.loop.repeats import call_key
 from agentkit.messages import Message
-from agentkit.repeats import call_key
 from agentkit.skills import prompts
 from agentkit.skills.model import DistilledSkill
 from agentkit.trajectory import Trajectory

@@ -30,7 +30,7 @@ from agentkit.skills.skillmd import META_FILE, find_skill_dirs, read_skill_dir, 
 from agentkit.skills.storage import LibraryFolder, default_library_path
 
 if TYPE_CHECKING:
-    from agentkit.extensions import RunContext
+    from agentkit.loop.extensions import RunContext
     from agentkit.memory.embeddings import Embedder
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentkit.cognitive_map import SubGoal
+from agentkit.loop.cognitive_map import SubGoal
 from agentkit.trajectory import NewerSchemaError as NewerSchemaError  # the one error for newer records
 
 SKILL_SCHEMA_VERSION = 1

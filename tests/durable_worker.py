@@ -8,7 +8,7 @@
 is a `FunctionModel` whose replies follow from the conversation (so a resumed run is asked what the killed one
 would have been): it works through steps 0 .. N-2 with the slow tool `work(i)` (every third step with the
 idempotent `lookup(i)` beside it, in parallel), then answers with the total of the results. Told a call was
-interrupted (`agentkit.durable.INTERRUPTED`), it asks the read-only `check(i)` whether step i took effect and
+interrupted (`agentkit.runs.durable.INTERRUPTED`), it asks the read-only `check(i)` whether step i took effect and
 does it again only if not. Every tool appends to EFFECTS ("start i", "end i", "lookup i"), so executions can be
 counted. With `--nested` the run's agent does the work through one call of an agent called as a tool, which
 does the steps as above (the store then holds the run and its agent call's child run).
@@ -43,7 +43,7 @@ def build_agent(store: str, effects: Path, steps: int, tool_s: float, nested: bo
     """The durable agent of the kill tests (see the module docstring); `nested`: an agent whose one call asks it,
     as an agent called as a tool, to do the work."""
     from agentkit import Agent, Message, tool
-    from agentkit.durable import INTERRUPTED
+    from agentkit.runs.durable import INTERRUPTED
     from agentkit.testing import FunctionModel, call, calls
 
     def note(line: str) -> None:
@@ -133,7 +133,7 @@ def expected_answer(steps: int) -> str:
 
 
 def work_run(args: argparse.Namespace) -> None:
-    from agentkit.durable import INTERRUPTED
+    from agentkit.runs.durable import INTERRUPTED
 
     agent = build_agent(args.store, Path(args.effects), args.steps, args.tool_s, args.nested)
     print("ready", flush=True)
@@ -196,7 +196,7 @@ def _ends(effects: Path) -> Counter[str]:
 def one_run(root: Path, kills: int, steps: int, tool_s: float, rng: random.Random,
             nested: bool = False) -> dict[str, Any]:
     """One run killed up to `kills` times at random moments and resumed after each kill; what happened."""
-    from agentkit.durable import DirectoryStore
+    from agentkit.runs.durable import DirectoryStore
 
     store, effects = root / "store", root / "effects.txt"
     shared = [str(store), str(effects), "--steps", str(steps), "--tool-s", str(tool_s),

@@ -13,10 +13,10 @@ import pytest
 from pydantic import BaseModel
 
 from agentkit import Agent, Message, tool
-from agentkit.approval import RunState, approve, deny
 from agentkit.events import InnerEvent, ModelText, RunFinished, RunPaused, ToolFinished, ToolStarted
 from agentkit.messages import Usage
 from agentkit.models.protocol import GenerationSettings, ModelResponse, ToolSpecs
+from agentkit.runs.approval import RunState, approve, deny
 from agentkit.testing import ScriptedModel, call, calls
 from agentkit.tools import ToolRunner
 from agentkit.trajectory import read_jsonl

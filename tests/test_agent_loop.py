@@ -9,9 +9,9 @@ import pytest
 
 from agentkit import Agent, Message, tool
 from agentkit.events import ContextAdded, ModelText, ModelTurn, PhaseStarted, RunFinished, ToolFinished, ToolStarted
-from agentkit.extensions import Instructions
+from agentkit.loop.extensions import Instructions
+from agentkit.loop.repeats import uses_results
 from agentkit.models.protocol import GenerationSettings, ModelResponse, TransientModelError
-from agentkit.repeats import uses_results
 from agentkit.testing import FunctionModel, ScriptedModel, ScriptExhausted, call, calls
 from agentkit.trajectory import read_jsonl
 

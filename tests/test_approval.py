@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from agentkit import Agent, tool
-from agentkit.approval import RunState, approve, deny, policy_from_spec
 from agentkit.events import RunFinished, RunPaused, ToolFinished
+from agentkit.runs.approval import RunState, approve, deny, policy_from_spec
 from agentkit.testing import ScriptedModel, call, calls
 from agentkit.trajectory import read_jsonl
 
@@ -184,7 +184,7 @@ RESUMER = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, sys.argv[1])
     from approval_tools import make_agent
-    from agentkit.approval import RunState, approve, deny
+    from agentkit.runs.approval import RunState, approve, deny
     state = RunState.from_json(open(sys.argv[2]).read())
     decisions = {c.id: (approve() if c.name == "delete_logs_before" else deny("no")) for c in state.pending}
     result = make_agent(sys.argv[3], ["Deleted."]).resume(state, decisions)

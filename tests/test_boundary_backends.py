@@ -18,7 +18,7 @@ from agentkit.models.boundary import checked_response
 from agentkit.models.openai_compat import EMPTY_REPLY, NO_CHOICES, OpenAIModel
 from agentkit.models.protocol import GenerationSettings, ModelResponse
 from agentkit.models.vllm_model import VLLMModel
-from agentkit.toolcall_text import MAX_REPLY_CHARS
+from agentkit.tools.text_calls import MAX_REPLY_CHARS
 from agentkit.trajectory import Trajectory
 
 Body = bytes | dict[str, Any] | list[Any]

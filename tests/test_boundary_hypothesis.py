@@ -21,7 +21,7 @@ from agentkit.models.chat_format import to_message
 from agentkit.models.openai_compat import parse_completion, parse_stream
 from agentkit.models.protocol import ModelResponse, TextDelta, TokenRecord
 from agentkit.models.vllm_model import VLLMModel
-from agentkit.toolcall_text import MAX_REPLY_CHARS
+from agentkit.tools.text_calls import MAX_REPLY_CHARS
 from agentkit.trajectory import Trajectory, read_jsonl
 
 FAST = settings(max_examples=60, deadline=timedelta(seconds=10),

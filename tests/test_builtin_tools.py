@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkit.builtin_tools import (
+from agentkit.tools import ToolRunner
+from agentkit.tools.builtin import (
     MAX_FACTORIAL,
     CalculatorError,
     SandboxError,
@@ -26,7 +27,6 @@ from agentkit.builtin_tools import (
     make_http_get,
     make_read_file,
 )
-from agentkit.tools import ToolRunner
 
 # -- calculator -------------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import subprocess
 
 from test_cli_chat import Terminal, chat_argv, subprocess_env
 
-from agentkit.builtin_tools import evaluate
+from agentkit.tools.builtin import evaluate
 from agentkit.trajectory import read_jsonl
 
 

@@ -31,14 +31,14 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agentkit import Agent
-from agentkit.builtin_tools import calculator, evaluate
 from agentkit.cli import chat, run_cmd
 from agentkit.cli.chat import ChatConfig, SlashCommand, run_chat
 from agentkit.cli.console import EventPrinter
-from agentkit.extensions import Instructions
+from agentkit.loop.extensions import Instructions
 from agentkit.messages import Message, ToolCall
 from agentkit.records import TOOLS_OFFERED
 from agentkit.testing import ScriptedModel
+from agentkit.tools.builtin import calculator, evaluate
 from agentkit.trajectory import read_jsonl
 
 DATA = Path(__file__).parent / "data"

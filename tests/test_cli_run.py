@@ -13,9 +13,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agentkit.builtin_tools import evaluate
 from agentkit.cli import chat, run_cmd
 from agentkit.records import TOOLS_OFFERED
+from agentkit.tools.builtin import evaluate
 from agentkit.trajectory import Trajectory, read_jsonl
 
 DATA = Path(__file__).parent / "data"
@@ -154,7 +154,7 @@ def test_run_on_the_default_model_calls_the_calculator() -> None:
     """The issue's first check, as a user types it (no --model: the default, the 1.5B Qwen with its tool LoRA,
     native format, on llama.cpp): it calls the calculator and answers with its result. A model may call the
     tool again after its result; the loop answers repeats from the earlier result and ends a second repeat with
-    it (agentkit.repeats), so the run may stop "final" or "repeated_call" — both with 391."""
+    it (agentkit.loop.repeats), so the run may stop "final" or "repeated_call" — both with 391."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "agentkit.cli.main", "run", "What is 17 * 23?", "--tools", "calculator",

@@ -16,12 +16,12 @@ from rich.console import Console
 
 from agentkit import Agent, Usage
 from agentkit.cli.chat import ChatConfig, run_chat
-from agentkit.cost import Price, format_cost, price_of, with_cost
 from agentkit.environments.base import Task
 from agentkit.evaluation import EvalRun, result_of
+from agentkit.evaluation.reports import markdown_report
+from agentkit.models.cost import Price, format_cost, price_of, with_cost
 from agentkit.models.openai_compat import OpenAIModel
 from agentkit.models.vllm_server import free_port
-from agentkit.reports import markdown_report
 
 STANDIN = str(Path(__file__).parent / "fixtures" / "standin_openai_server.py")
 PRICED = "gpt-4o-mini"  # $0.15 / $0.60 per million input / output tokens in LiteLLM's map

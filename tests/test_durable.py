@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from agentkit import Agent, Message, tool
-from agentkit.approval import RunState, approve
-from agentkit.builtin_tools import calculator
-from agentkit.durable import INTERRUPTED, DirectoryStore, RunStore, UnknownRunError, open_store
 from agentkit.events import PhaseStarted, ToolStarted
+from agentkit.runs.approval import RunState, approve
+from agentkit.runs.durable import INTERRUPTED, DirectoryStore, RunStore, UnknownRunError, open_store
 from agentkit.testing import FunctionModel, ScriptedModel, call, calls
+from agentkit.tools.builtin import calculator
 
 
 def saved(store: Path) -> RunState:
@@ -290,7 +290,7 @@ def test_the_state_records_how_the_agent_was_built(tmp_path) -> None:
     Agent(ScriptedModel(["hi"]), tools=[calculator, local_tool], max_steps=7, store=tmp_path).run("hello")
     record = saved(tmp_path).agent
     assert record is not None and record.model is None and record.max_steps == 7  # a Model object has no string
-    assert record.tools == {"calculator": "agentkit.builtin_tools:calculator", "local_tool": None}
+    assert record.tools == {"calculator": "agentkit.tools.builtin:calculator", "local_tool": None}
 
 
 def test_stores_accept_directories_file_urls_and_store_objects_and_refuse_other_urls(tmp_path) -> None:

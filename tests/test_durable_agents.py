@@ -15,8 +15,8 @@ import pytest
 from pydantic import BaseModel
 
 from agentkit import Agent, tool
-from agentkit.approval import RunState, approve
-from agentkit.durable import INTERRUPTED, Checkpoint
+from agentkit.runs.approval import RunState, approve
+from agentkit.runs.durable import INTERRUPTED, Checkpoint
 from agentkit.testing import FunctionModel, ScriptedModel, call
 from agentkit.trajectory import Trajectory
 

@@ -11,10 +11,10 @@ import typer
 from typer.testing import CliRunner
 
 from agentkit import Agent, tool
-from agentkit.builtin_tools import calculator
 from agentkit.cli import runs_cmd
-from agentkit.durable import DirectoryStore
+from agentkit.runs.durable import DirectoryStore
 from agentkit.testing import FunctionModel, ScriptedModel, call
+from agentkit.tools.builtin import calculator
 
 AGENT_FILE = '''
 from agentkit import Agent, tool

@@ -15,8 +15,8 @@ from agentkit import Agent
 from agentkit.environments.base import run_episode, succeeded
 from agentkit.environments.textgame import ALREADY_OVER, TextGameEnvironment
 from agentkit.evaluation import EvalConfig, evaluate, oracle_model
+from agentkit.loop.planning import MapThenActPlanner
 from agentkit.messages import ToolCall
-from agentkit.planning import MapThenActPlanner
 from agentkit.testing import ScriptedModel, call
 
 

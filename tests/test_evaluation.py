@@ -12,8 +12,8 @@ from agentkit import Agent
 from agentkit.environments.base import OracleEnvironment, Task, succeeded
 from agentkit.environments.tooluse import ToolUseEnvironment
 from agentkit.evaluation import EvalConfig, EvalRun, evaluate, oracle_model, oracle_script_for
+from agentkit.evaluation.reports import write_report
 from agentkit.messages import Message
-from agentkit.reports import write_report
 from agentkit.testing import ScriptedModel, call
 from agentkit.trajectory import Trajectory, read_jsonl
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from agentkit import Agent
 from agentkit.testing import ScriptedModel
-from agentkit.toolcall_text import parse_tool_calls
 from agentkit.tools import tool
+from agentkit.tools.text_calls import parse_tool_calls
 from agentkit.trajectory import read_jsonl
 
 
@@ -71,7 +71,7 @@ def test_a_run_on_any_replies_ends_and_is_logged(tmp_path_factory, replies: list
     start = time.perf_counter()
     result = agent.run("fuzz \ud800 task")
     assert time.perf_counter() - start < 0.5 * (len(replies) + 1) + 2.0  # one shared deadline per reply
-    assert result.stop_reason in ("final", "max_steps", "repeated_call")  # repeats end a run (agentkit.repeats)
+    assert result.stop_reason in ("final", "max_steps", "repeated_call")  # repeats end a run (agentkit.loop.repeats)
     [logged] = read_jsonl(log)
     assert logged.id == result.trajectory.id
     agent.close()

@@ -6,9 +6,9 @@ import pytest
 from pydantic import BaseModel
 
 from agentkit import Agent, Message, tool
-from agentkit.approval import approve
 from agentkit.events import InnerEvent, ModelTurn, RunFinished, ToolStarted
-from agentkit.handoffs import BEFORE_HANDOVER, drop_tool_calls, handoff
+from agentkit.runs.approval import approve
+from agentkit.runs.handoffs import BEFORE_HANDOVER, drop_tool_calls, handoff
 from agentkit.testing import ScriptedModel, call, calls
 from agentkit.tools import ToolDefinitionError
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from agentkit.builtin_tools import SandboxError, make_read_file
+from agentkit.tools.builtin import SandboxError, make_read_file
 
 
 @pytest.fixture

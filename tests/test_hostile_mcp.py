@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("mcp")
 
 from agentkit import Agent
-from agentkit.mcp_client import MAX_RESULT_CHARS, MCPToolError, MCPToolkit
 from agentkit.testing import ScriptedModel, call
+from agentkit.tools.mcp import MAX_RESULT_CHARS, MCPToolError, MCPToolkit
 from agentkit.trajectory import Trajectory
 
 SERVER = [sys.executable, str(Path(__file__).parent / "fixtures" / "hostile_mcp_server.py")]

@@ -53,7 +53,7 @@ def test_parse_time_grows_linearly(reader: str) -> None:
 
 def test_the_deep_replies_of_the_issue_are_read_at_once() -> None:
     """A call whose argument nests 1,000 / 5,000 / 20,000 / 100,000 deep: each is an error read in linear time."""
-    from agentkit.toolcall_text import parse_tool_calls
+    from agentkit.tools.text_calls import parse_tool_calls
 
     for depth in (1_000, 5_000, 20_000, 100_000):
         text = '<tool_call>{"name": "f", "arguments": {"x": ' + "[" * depth + "]" * depth + "}}</tool_call>"

@@ -33,7 +33,7 @@ from agentkit.skills.skillmd import (
     write_skill_dir,
 )
 from agentkit.sql.guard import MAX_NESTING, MAX_STATEMENT_CHARS, StatementRefused, check_statement
-from agentkit.toolcall_text import MAX_CALL_SYNTAX_CHARS, MAX_CALLS_READ, MAX_REPLY_CHARS, parse_tool_calls
+from agentkit.tools.text_calls import MAX_CALL_SYNTAX_CHARS, MAX_CALLS_READ, MAX_REPLY_CHARS, parse_tool_calls
 from agentkit.trajectory import Trajectory, iter_jsonl
 
 

@@ -111,7 +111,7 @@ def test_the_checker_finds_a_cycle() -> None:
 def test_the_graph_holds_type_only_and_function_level_imports() -> None:
     graph = import_graph()
     assert "agentkit.tracing" in graph["agentkit.agent"]  # only under `if TYPE_CHECKING:` and in a function
-    assert "agentkit.planning" in graph["agentkit.planners"]  # only in a function
+    assert "agentkit.loop.planning" in graph["agentkit.loop.planners"]  # only in a function
 
 
 def test_no_import_cycles() -> None:

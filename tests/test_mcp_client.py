@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("mcp")
 
 from agentkit import Agent, Toolkit
-from agentkit.mcp_client import MCPConnectionError, MCPToolkit
 from agentkit.testing import ScriptedModel, call
+from agentkit.tools.mcp import MCPConnectionError, MCPToolkit
 
 SERVER = Path(__file__).parent / "fixtures" / "mcp_server.py"
 STDIO = [sys.executable, str(SERVER)]

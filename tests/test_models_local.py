@@ -22,7 +22,7 @@ from agentkit.models.embedded import EMBEDDED_MODELS, _cached, _source_stamp, gg
 from agentkit.models.local import LocalModel, render_chat  # noqa: E402
 from agentkit.models.protocol import GenerationSettings, ModelResponse, TextDelta  # noqa: E402
 from agentkit.models.tiny import tiny_llama, tiny_local_model  # noqa: E402
-from agentkit.toolcall_text import parse_tool_calls  # noqa: E402
+from agentkit.tools.text_calls import parse_tool_calls  # noqa: E402
 
 torch.set_num_threads(1)
 

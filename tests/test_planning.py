@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from agentkit import Agent, tool
-from agentkit.messages import Message
-from agentkit.planning import (
+from agentkit.loop.planning import (
     EXPLORE_SYSTEM,
     MAP_SYSTEM,
     CognitiveMap,
@@ -22,6 +21,7 @@ from agentkit.planning import (
     environment_identity,
     map_of,
 )
+from agentkit.messages import Message
 from agentkit.testing import FunctionModel, ScriptedModel, call
 
 

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from agentkit import Agent, Message
-from agentkit.cognitive_map import CognitiveMap
-from agentkit.extensions import RunContext
+from agentkit.loop.cognitive_map import CognitiveMap
+from agentkit.loop.extensions import RunContext
 from agentkit.models.protocol import GenerationSettings
 from agentkit.records import (
     EXPERIENCE,

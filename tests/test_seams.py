@@ -16,13 +16,13 @@ import pytest
 from agentkit import Agent
 from agentkit.agent import RunResult
 from agentkit.events import ContextAdded
-from agentkit.extensions import Extension, ReactPlanner, RunContext
 from agentkit.files import atomic_write
-from agentkit.hooks import defined_hooks
+from agentkit.loop.extensions import Extension, ReactPlanner, RunContext
+from agentkit.loop.hooks import defined_hooks
+from agentkit.loop.planners import PLANNERS, resolve_planner
+from agentkit.loop.planning import MapThenActPlanner
 from agentkit.models.protocol import ModelResponse, TextDelta, TransientModelError
-from agentkit.planners import PLANNERS, resolve_planner
-from agentkit.planning import MapThenActPlanner
-from agentkit.retry import call_with_retries, stream_with_retries
+from agentkit.models.retry import call_with_retries, stream_with_retries
 from agentkit.testing import FunctionModel, ScriptedModel
 
 

@@ -96,7 +96,7 @@ def test_no_sql_in_the_draft_leaves_the_loop_as_it_was(db: Path) -> None:
 
 def test_an_opening_reply_may_only_call_read_only_tools(db: Path) -> None:
     from agentkit import tool
-    from agentkit.extensions import RunContext
+    from agentkit.loop.extensions import RunContext
 
     @tool
     def delete_all() -> str:

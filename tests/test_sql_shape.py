@@ -22,8 +22,8 @@ BRAZIL = "SELECT FirstName, LastName FROM Customer WHERE Country = 'Brazil'"  # 
 
 
 def test_shape_checks_are_a_check_of_finishing_calls_and_nothing_else() -> None:
-    from agentkit.extensions import Extension
-    from agentkit.hooks import defined_hooks
+    from agentkit.loop.extensions import Extension
+    from agentkit.loop.hooks import defined_hooks
     from agentkit.memory.repairs import Repairs
 
     checks, repairs = ShapeChecks([], {}), Repairs()

@@ -16,7 +16,7 @@ from agentkit.models.litellm_model import LiteLLMModel
 from agentkit.models.openai_compat import OpenAIModel, native_tool_choice
 from agentkit.models.protocol import GenerationSettings
 from agentkit.models.tiny import tiny_local_model
-from agentkit.toolcall_text import (
+from agentkit.tools.text_calls import (
     choice_satisfied,
     forced_prefix,
     parse_tool_calls,

@@ -9,11 +9,11 @@ import pytest
 from pydantic import BaseModel
 
 from agentkit import Agent, tool
-from agentkit.approval import approve
-from agentkit.extensions import RunContext
+from agentkit.loop.extensions import RunContext
 from agentkit.memory.tool_selection import ToolSelection
 from agentkit.messages import Message, ToolCall
 from agentkit.records import TOOLS_OFFERED
+from agentkit.runs.approval import approve
 from agentkit.testing import FunctionModel
 from agentkit.trajectory import Trajectory
 

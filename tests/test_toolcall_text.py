@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkit.toolcall_text import lenient_json, parse_tool_calls, render_tools
+from agentkit.tools.text_calls import lenient_json, parse_tool_calls, render_tools
 
 NAMES = {"add", "search", "get_weather", "final_answer"}
 

@@ -12,9 +12,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from agentkit import Agent, tool
-from agentkit.approval import approve
-from agentkit.extensions import RunContext
+from agentkit.loop.extensions import RunContext
 from agentkit.messages import Message
+from agentkit.runs.approval import approve
 from agentkit.testing import ScriptedModel, call, calls
 
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from agentkit import Agent, tool
-from agentkit.output import FINAL_RESULT_TOOL, ModelRetry
+from agentkit.loop.output import FINAL_RESULT_TOOL, ModelRetry
 from agentkit.testing import ScriptedModel, call, calls
 from agentkit.tools import ToolDefinitionError
 

@@ -23,8 +23,8 @@ from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
 from agentkit.messages import Message, Usage
 from agentkit.models.chat_format import END_OF_TURN, to_message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, TokenRecord, ToolSpecs
-from agentkit.toolcall_text import call_json
 from agentkit.tools import Tool
+from agentkit.tools.text_calls import call_json
 from agentkit.trajectory import Trajectory
 
 

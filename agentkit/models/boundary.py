@@ -29,7 +29,7 @@ from typing import Any
 from agentkit.jsontext import MAX_JSON_CHARS, MAX_JSON_DEPTH
 from agentkit.messages import Message, ToolCall, Usage, clean_text, new_id
 from agentkit.models.protocol import ModelResponse, TokenRecord
-from agentkit.toolcall_text import MAX_REPLY_CHARS
+from agentkit.tools.text_calls import MAX_REPLY_CHARS
 
 log = logging.getLogger(__name__)
 

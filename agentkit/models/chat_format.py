@@ -11,9 +11,9 @@ Two tool-call formats:
   turn). Messages go to the template with OpenAI-style `tool_calls` and `tool` roles, exactly as the
   model was trained on them.
 - **text**: templates without tool support get the tools and the call format written into the system
-  prompt by `agentkit.toolcall_text`, and tool results as user turns.
+  prompt by `agentkit.tools.text_calls`, and tool results as user turns.
 
-Replies are parsed by `agentkit.toolcall_text.parse_tool_calls` in both cases: it reads `<tool_call>`
+Replies are parsed by `agentkit.tools.text_calls.parse_tool_calls` in both cases: it reads `<tool_call>`
 tags and also the bare JSON and ```json fences models often write instead. Whatever the format, the
 exact generated text of an assistant message is remembered (`RawTexts`) and re-rendered verbatim, so a
 later prompt starts with the exact token ids of the earlier turn.
@@ -35,7 +35,7 @@ from typing import Any
 
 from agentkit.messages import Message
 from agentkit.models.protocol import TextDelta, ToolSpecs
-from agentkit.toolcall_text import CLOSE_TAG, OPEN_TAG, call_json, parse_tool_calls, render_tools
+from agentkit.tools.text_calls import CLOSE_TAG, OPEN_TAG, call_json, parse_tool_calls, render_tools
 
 TOOL_RESULT_PREFIX = "Tool result ({name}):\n"
 TOOL_ERROR_PREFIX = "Tool error ({name}):\n"

@@ -203,7 +203,7 @@ class LiteLLMModel:
                 kwargs["tool_choice"] = choice
             # litellm (1.10x) routes any call with tools through its MCP proxy gateway, which imports
             # `mcp` and needs the 2.x API where agentkit[mcp] pins 1.x; agentkit runs MCP servers itself
-            # (agentkit.mcp_client) and hands litellm plain tools, so the gateway is always skipped.
+            # (agentkit.tools.mcp) and hands litellm plain tools, so the gateway is always skipped.
             kwargs["_skip_mcp_handler"] = True
         if stream:
             kwargs["stream"] = True

@@ -70,7 +70,7 @@ from agentkit.models.protocol import (
     ToolSpecs,
     collect,
 )
-from agentkit.toolcall_text import forced_prefix, tool_choice_kind, tools_for_choice
+from agentkit.tools.text_calls import forced_prefix, tool_choice_kind, tools_for_choice
 
 INSTALL_HINT = "pip install 'agentkit[fast]' (builds llama.cpp from source: several minutes)"
 DEFAULT_CONTEXT = 8192

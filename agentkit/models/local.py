@@ -8,7 +8,7 @@ common token prefix of the cache is kept. The cache is dropped when the weights 
 (training between rollouts) or the module is replaced.
 
 Models whose chat template has no tool calling (SmolLM2) get the tools rendered into the system prompt and
-their calls parsed back with the text protocol of `agentkit.toolcall_text`.
+their calls parsed back with the text protocol of `agentkit.tools.text_calls`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from agentkit.models.protocol import (
     ToolSpecs,
     collect,
 )
-from agentkit.toolcall_text import forced_prefix, tool_choice_kind, tools_for_choice
+from agentkit.tools.text_calls import forced_prefix, tool_choice_kind, tools_for_choice
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """OpenAI-compatible chat backend: OpenAI itself, vLLM, and any server speaking /v1/chat/completions.
 
 Native tool calling by default (tool specs in the request, `tool_calls` back); `native_tools=False`
-uses the text protocol of `agentkit.toolcall_text` for servers without it. With `settings.logprobs`,
+uses the text protocol of `agentkit.tools.text_calls` for servers without it. With `settings.logprobs`,
 log-probs are requested; a vLLM server is also asked for token ids (`return_token_ids`,
 `return_tokens_as_token_ids`) so the response carries a full `TokenRecord` for training (vLLM reports
 raw log-probs, i.e. at temperature 1).
@@ -47,7 +47,7 @@ from agentkit.models.protocol import (
     ToolSpecs,
     TransientModelError,
 )
-from agentkit.toolcall_text import (
+from agentkit.tools.text_calls import (
     MAX_CALLS_READ,
     MAX_REPLY_CHARS,
     choice_reminder,
@@ -340,8 +340,8 @@ NO_CHOICES = "the model server returned no reply (no choices): reply again"
 
 
 def priced(model: str, response: ModelResponse) -> ModelResponse:
-    """`response` with the call's cost in its usage when the model's price is known (agentkit.cost)."""
-    from agentkit.cost import with_cost
+    """`response` with the call's cost in its usage when the model's price is known (agentkit.models.cost)."""
+    from agentkit.models.cost import with_cost
 
     response.usage = with_cost(model, response.usage)
     return response

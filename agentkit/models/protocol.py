@@ -73,7 +73,7 @@ class Model(Protocol):
 
     `stream` yields `TextDelta`s as text is generated and ends with exactly one `ModelResponse`.
     Tool specs are JSON-schema function descriptions (`Tool.spec()`); a backend without native tool
-    calling renders them into the prompt and parses calls back (see `agentkit.toolcall_text`).
+    calling renders them into the prompt and parses calls back (see `agentkit.tools.text_calls`).
     """
 
     name: str

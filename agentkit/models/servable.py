@@ -47,7 +47,7 @@ def _escape(text: str) -> str:
 def tool_chat_template() -> str:
     """A ChatML template that renders tools, tool calls and results as `LocalModel` does (text protocol)."""
     from agentkit.models.chat_format import TOOL_RESULT_PREFIX
-    from agentkit.toolcall_text import CLOSE_TAG, FORMAT_INSTRUCTIONS, OPEN_TAG
+    from agentkit.tools.text_calls import CLOSE_TAG, FORMAT_INSTRUCTIONS, OPEN_TAG
 
     before, after = TOOL_RESULT_PREFIX.split("{name}")
     nl = "{{ '\\n' }}"  # every newline of the output is explicit: whitespace control strips the template's own

@@ -52,7 +52,7 @@ from agentkit.models.protocol import (
     ToolSpecs,
     TransientModelError,
 )
-from agentkit.toolcall_text import forced_prefix, tools_for_choice
+from agentkit.tools.text_calls import forced_prefix, tools_for_choice
 
 __all__ = ["VLLMModel"]
 

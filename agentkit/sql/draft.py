@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Literal
 
-from agentkit.extensions import RunContext
+from agentkit.loop.extensions import RunContext
 from agentkit.messages import Message, ToolCall
 from agentkit.models.protocol import GenerationSettings
 from agentkit.sql.extract import sql_in_text

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.agent import Agent
-from agentkit.extensions import Extension, RunContext
+from agentkit.loop.extensions import Extension, RunContext
 from agentkit.models.protocol import Model
 from agentkit.records import SQL, SQLRecord
 from agentkit.sql.database import Database

@@ -34,10 +34,10 @@ from typing import Any
 
 from agentkit import Agent, tool
 from agentkit.agent import DEFAULT_INSTRUCTIONS
-from agentkit.builtin_tools import calculator, evaluate
 from agentkit.memory.tool_selection import ToolSelection
 from agentkit.models import GenerationSettings, load_local
 from agentkit.models.adapter import split_adapter_spec
+from agentkit.tools.builtin import calculator, evaluate
 
 DATA = Path(__file__).with_name("data") / "tool_capability.jsonl"
 

@@ -142,7 +142,7 @@ def second_turn(model: Any, reuse: bool) -> dict[str, float]:
     """Time to first token of a conversation's second turn, with the cache reused or dropped."""
     from agentkit.messages import Message
     from agentkit.models.protocol import GenerationSettings, TextDelta
-    from agentkit.toolcall_text import render_tools
+    from agentkit.tools.text_calls import render_tools
 
     system = Message.system("You are a careful assistant.\n\n" + render_tools([
         {"type": "function", "function": {"name": f"tool_{i}", "description": "Looks things up in table " * 4,

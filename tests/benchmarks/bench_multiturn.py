@@ -38,9 +38,9 @@ from typing import Any
 
 from rich.console import Console
 
-from agentkit.approval import policy_from_spec
 from agentkit.cli.chat import DEFAULT_ASK, DEFAULT_MAX_STEPS, ChatSession, build_agent
 from agentkit.models import GenerationSettings, Model, resolve_model
+from agentkit.runs.approval import policy_from_spec
 
 sys.path.insert(0, str(Path(__file__).parent))  # set C's tools and set A's answer check live beside this file
 from bench_capability import right_answer

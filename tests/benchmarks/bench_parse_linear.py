@@ -79,7 +79,7 @@ def tool_call_inputs(n: int) -> dict[str, str]:
 
 # -- readers: each takes an input of about n characters, prepared outside the timing ---------------------------------
 def tool_call_reader() -> tuple[Callable[[int], dict[str, Any]], Callable[[Any], Any]]:
-    from agentkit.toolcall_text import parse_tool_calls
+    from agentkit.tools.text_calls import parse_tool_calls
 
     return tool_call_inputs, lambda text: parse_tool_calls(text, {"f", "add"})
 
@@ -182,7 +182,7 @@ def trajectory_reader() -> tuple[Callable[[int], dict[str, Any]], Callable[[Any]
 
 
 def mcp_reader() -> tuple[Callable[[int], dict[str, Any]], Callable[[Any], Any]]:
-    from agentkit.mcp_client import render_content
+    from agentkit.tools.mcp import render_content
 
     def inputs(n: int) -> dict[str, Any]:
         def block(text: str) -> SimpleNamespace:

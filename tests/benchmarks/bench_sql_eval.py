@@ -41,7 +41,7 @@ def build_configs(env: Any, model: Any, *, max_steps: int, max_tokens: int | Non
 
 def run_part(title: str, env: Any, tasks: list[Any], configs: list[Any], out: Path) -> list[Any]:
     from agentkit.evaluation import evaluate
-    from agentkit.reports import write_report
+    from agentkit.evaluation.reports import write_report
 
     runs = []
     for config in configs:

@@ -23,7 +23,7 @@ from typing import Any
 from agentkit import Agent
 from agentkit.models import load_local
 from agentkit.models.protocol import GenerationSettings
-from agentkit.toolcall_text import OPEN_TAG
+from agentkit.tools.text_calls import OPEN_TAG
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -33,7 +33,7 @@ import torch
 
 from agentkit.environments.tooluse import call_matches, tool_name
 from agentkit.messages import Message
-from agentkit.toolcall_text import parse_tool_calls
+from agentkit.tools.text_calls import parse_tool_calls
 from agentkit.trajectory import Trajectory
 
 CITIES = ["Lisbon", "Oslo", "Rome", "Paris", "Berlin", "Madrid", "Tokyo", "Cairo", "Lima", "Dublin", "Vienna",

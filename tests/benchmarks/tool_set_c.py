@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit import tool
-from agentkit.builtin_tools import calculator, evaluate
+from agentkit.tools.builtin import calculator, evaluate
 
 DATA_C = Path(__file__).with_name("data") / "tool_capability_c.jsonl"
 KINDS_C = ("chain", "compute", "chain3", "parallel")

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent
 from agentkit.environments.base import Environment, Task, run_episode
 from agentkit.environments.sql import SQLEnvironment
-from agentkit.extensions import Extension
+from agentkit.loop.extensions import Extension
 from agentkit.memory.notebook import DEFAULT_THRESHOLD
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.memory.sql_analyst import SQLDiffAnalyst

@@ -31,7 +31,7 @@ from typing import Any
 
 from agentkit.agent import Agent
 from agentkit.environments.base import Environment, Task, succeeded
-from agentkit.extensions import Instructions
+from agentkit.loop.extensions import Instructions
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.memory.pacing import Pacing
 from agentkit.memory.repairs import ReferenceCalls, Repairs

@@ -18,7 +18,7 @@ as a section of its system prompt, "Before the hand-over", so the conversation i
 The target's run is a child trajectory of the run that handed over (`relation="handoff"`, see
 `agentkit.trajectory.Trajectory.children`) with its own turns and token ids, so the record says who spoke when:
 the parent's turns up to the transfer call, then the child's. As for an agent called as a tool
-(`agentkit.delegation`), its events stream as `InnerEvent`s and calls of it that need approval pause the run.
+(`agentkit.runs.delegation`), its events stream as `InnerEvent`s and calls of it that need approval pause the run.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from agentkit.delegation import AgentTool, ChildRun, Delegate, child_trajectory
 from agentkit.messages import Message, ToolCall
+from agentkit.runs.delegation import AgentTool, ChildRun, Delegate, child_trajectory
 from agentkit.tools import DEFAULT_MAX_OUTPUT_CHARS, Tool
 from agentkit.trajectory import Trajectory
 

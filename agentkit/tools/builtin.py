@@ -1,6 +1,6 @@
 """Built-in tools: a safe calculator, the current time, a sandboxed file reader and a bounded HTTP GET.
 
-    from agentkit.builtin_tools import builtin_tools
+    from agentkit.tools.builtin import builtin_tools
     tools = builtin_tools(["calculator", "time", "read_file"], allow_dir="docs/")
 
 Every tool is read-only. `read_file` and `http_get` are factories because they need limits that

@@ -1,6 +1,6 @@
 """`LoopState`: everything the act loop carries from one step to the next, in one record.
 
-The loop (`Agent._loop`) and its recovery policy (`agentkit.recovery.Recovery`) read and write it; nothing
+The loop (`Agent._loop`) and its recovery policy (`agentkit.loop.recovery.Recovery`) read and write it; nothing
 else does. A run resumed after approval starts a fresh one from its trajectory (steps and rejected typed
 outputs are counted from it; the rest starts empty).
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.loop.repeats import CallResults
 from agentkit.messages import ToolCall
 from agentkit.models.protocol import GenerationSettings
-from agentkit.repeats import CallResults
 from agentkit.trajectory import Trajectory
 
 
@@ -33,7 +33,7 @@ class LoopState:
     pending: list[ToolCall] = field(default_factory=list)
     """The calls that wait for approval (stop_reason "paused")."""
     results: CallResults = field(default_factory=CallResults)
-    """The run's call results, to answer repeated calls from (see `agentkit.repeats`)."""
+    """The run's call results, to answer repeated calls from (see `agentkit.loop.repeats`)."""
     repeating: bool = False
     """The last reply with calls only repeated earlier ones."""
     repeated_results: str = ""

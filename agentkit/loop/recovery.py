@@ -11,7 +11,7 @@ this one policy at a fixed point of a step, and the policy answers by changing t
 - a reply in text when the run ends through a finishing tool gets one reminder to call it (`reminded`);
 - a reply that only repeats answered calls, or calls that keep failing the same way, is answered from the
   earlier results without running them; a second such reply ends the run when it cannot go on
-  (`repeated`; the rules are in `agentkit.repeats`), and an answer in text after repeats that mentions
+  (`repeated`; the rules are in `agentkit.loop.repeats`), and an answer in text after repeats that mentions
   nothing of the results is replaced by them (`answer`);
 - a reply an extension's `review` hook declines gets the reason instead of running (`declined`).
 """
@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from agentkit.loop_state import LoopState
+from agentkit.loop.repeats import NOT_RUN, uses_results
+from agentkit.loop.state import LoopState
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings
-from agentkit.repeats import NOT_RUN, uses_results
-from agentkit.toolcall_text import tool_choice_kind
 from agentkit.tools import Tool, parameter_list
+from agentkit.tools.text_calls import tool_choice_kind
 
 
 def finish_reminder(finisher: Tool) -> str:

@@ -1,6 +1,6 @@
 """The optional hooks of `Extension`, gathered once per run for the loop to call.
 
-An extension may define `review`, `check`, `advise` and `choose` (what each does: `agentkit.extensions.
+An extension may define `review`, `check`, `advise` and `choose` (what each does: `agentkit.loop.extensions.
 Extension`). `Hooks.of(extensions)` looks them up once, as bound methods in the extensions' order, so the
 loop pays nothing per step for a hook no extension has.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.extensions import RunContext
+from agentkit.loop.extensions import RunContext
 from agentkit.messages import Message, ToolCall
 from agentkit.results import RunResult
 

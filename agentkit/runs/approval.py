@@ -18,7 +18,7 @@ approved ones, in the reply's order, so the model's observations keep the order 
 denied call is not run; the model sees "The user denied this call" (with the reason, if given) as
 its observation. Every decision is recorded in `trajectory.approvals`.
 
-The same `RunState` is what a durable run (`Agent(store=DIR)`, `agentkit.durable`) checkpoints after every
+The same `RunState` is what a durable run (`Agent(store=DIR)`, `agentkit.runs.durable`) checkpoints after every
 step: `status` says whether the run is running, paused or finished, `in_flight` and `finished` which calls of
 the reply being run had started and which had returned when it was saved.
 """
@@ -91,7 +91,7 @@ RunStatus = Literal["running", "paused", "finished"]
 
 
 class LoopRecord(BaseModel):
-    """What the act loop remembers between steps beyond the trajectory (`agentkit.loop_state.LoopState`'s
+    """What the act loop remembers between steps beyond the trajectory (`agentkit.loop.state.LoopState`'s
     recovery fields), saved so that a resumed run goes on as the uninterrupted one would."""
 
     tool_choice: str | None = None
@@ -115,7 +115,7 @@ class AgentRecord(BaseModel):
 
 class RunState(BaseModel):
     """A run, serialisable as JSON: its trajectory so far and the calls waiting for a decision (a paused run);
-    for a durable run also its status and the calls of the reply being run (see `agentkit.durable`).
+    for a durable run also its status and the calls of the reply being run (see `agentkit.runs.durable`).
 
     States written before schema version 2 are paused runs and read as such."""
 

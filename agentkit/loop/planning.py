@@ -25,10 +25,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentkit.cognitive_map import Affordance, CognitiveMap, Entity, SubGoal
-from agentkit.extensions import ReactPlanner, RunContext
 from agentkit.files import atomic_write
 from agentkit.home import agentkit_home
+from agentkit.loop.cognitive_map import Affordance, CognitiveMap, Entity, SubGoal
+from agentkit.loop.extensions import ReactPlanner, RunContext
 from agentkit.messages import Message
 from agentkit.records import EXPLORE, MAP, MAP_ERROR, MAP_PROBES, ExploreRecord, MapError, MapProbes
 from agentkit.tools import Tool, ToolRunner

@@ -1,9 +1,9 @@
-"""Evaluate agent configurations on an environment (the reports are written by `agentkit.reports`).
+"""Evaluate agent configurations on an environment (the reports are written by `agentkit.evaluation.reports`).
 
     env = ToolUseEnvironment.sample()
     runs = [evaluate(env, EvalConfig("react", lambda tools: Agent(model, tools))),
             evaluate(env, EvalConfig("map-then-act", lambda tools: Agent(model, tools, planner="map-then-act")))]
-    write_report(runs, "eval-out")        # agentkit.reports: results.json, results.md, report.html
+    write_report(runs, "eval-out")        # agentkit.evaluation.reports: results.json, results.md, report.html
 
 Each task is one episode (`agentkit.environments.base.run_episode`): a fresh agent, the episode's
 tools, the episode's scorer as reward function. Tasks run in worker threads (`concurrency`); a task
@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from agentkit.environments.base import AgentFactory, Environment, OracleEnvironment, Task, run_episode, succeeded
+from agentkit.loop.planning import EXPLORE_SYSTEM, MAP_SYSTEM
 from agentkit.messages import Message
-from agentkit.planning import EXPLORE_SYSTEM, MAP_SYSTEM
 from agentkit.testing import FunctionModel
 from agentkit.trajectory import Trajectory, append_jsonl
 

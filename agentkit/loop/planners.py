@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from agentkit.extensions import Planner, ReactPlanner
+from agentkit.loop.extensions import Planner, ReactPlanner
 
 
 def _map_then_act() -> Planner:
-    from agentkit.planning import MapThenActPlanner  # imported when first used: `import agentkit` stays light
+    from agentkit.loop.planning import MapThenActPlanner  # imported when first used: `import agentkit` stays light
 
     return MapThenActPlanner()
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agentkit.messages import clean_text
 
-MCP_TOOLKIT = ("agentkit.mcp_client", "MCPToolkit")
+MCP_TOOLKIT = ("agentkit.tools.mcp", "MCPToolkit")
 """Where `Toolkit.from_mcp` finds the MCP toolkit class, imported by name on the first call: the MCP client
 builds on `Tool` and `Toolkit`, so this module does not import it (imports flow one way)."""
 
@@ -236,9 +236,9 @@ def tool(fn: Callable[..., Any] | None = None, **options: Any) -> Tool | Callabl
     trajectory; `final=True` ends the run with the tool's output as the answer (an agent with such a tool
     sends a reply in text back once, asking for the call); `requires_approval`
     (True, or a function of the call's arguments) pauses the run before the call until a person decides
-    (`agentkit.approval`). `idempotent=True` says running a call twice does no harm: a durable run resumed
+    (`agentkit.runs.approval`). `idempotent=True` says running a call twice does no harm: a durable run resumed
     after a crash runs a call that may have been in flight again when its tool is idempotent or read-only, and
-    tells the model instead for any other tool (`agentkit.durable`).
+    tells the model instead for any other tool (`agentkit.runs.durable`).
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
@@ -264,10 +264,10 @@ class Toolkit:
     @staticmethod
     def from_mcp(server: str | list[str], **options: Any) -> Toolkit:
         """The tools of an MCP server: a stdio command ("python server.py" or a list of arguments) or a
-        streamable-HTTP URL. Options as for `agentkit.mcp_client.MCPToolkit` (timeout_s, prefix, env,
+        streamable-HTTP URL. Options as for `agentkit.tools.mcp.MCPToolkit` (timeout_s, prefix, env,
         headers, ...); close it (or use `with`) to stop the server. Needs `pip install 'agentkit[mcp]'`.
 
-        The kit is an `agentkit.mcp_client.MCPToolkit` (construct that directly for its type)."""
+        The kit is an `agentkit.tools.mcp.MCPToolkit` (construct that directly for its type)."""
         module, name = MCP_TOOLKIT
         kit: Toolkit = getattr(importlib.import_module(module), name)(server, **options)
         return kit

@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
 
-from agentkit.approval import Decision, RunState, resolve_decisions, waiting_call_ids
-from agentkit.durable import INTERRUPTED, Checkpoint, RunStore, UnknownRunError, rerunnable, result_of
 from agentkit.events import Event, InnerEvent, RunFinished
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.results import RunResult
+from agentkit.runs.approval import Decision, RunState, resolve_decisions, waiting_call_ids
+from agentkit.runs.durable import INTERRUPTED, Checkpoint, RunStore, UnknownRunError, rerunnable, result_of
 from agentkit.tools import (
     DEFAULT_MAX_OUTPUT_CHARS,
     MAX_CALLS_PER_REPLY,
@@ -56,9 +56,9 @@ from agentkit.tools import (
 from agentkit.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from agentkit.extensions import Planner
+    from agentkit.loop.extensions import Planner
+    from agentkit.loop.output import OutputSpec
     from agentkit.models.protocol import Model
-    from agentkit.output import OutputSpec
     from agentkit.results import RewardFn
 
 
@@ -213,7 +213,7 @@ def run_agent_call(tool: AgentTool, call: ToolCall, trajectory: Trajectory, deci
     In a durable run (`checkpoint`) the call is saved in flight before it starts and with its observation when it
     returns, and the child run is durable too, in the same store under its own id (its trajectory's). A resumed
     run takes a saved observation as the call's result; a call that was in flight continues its child run from
-    the child's last save (its finished calls are not run again, see `agentkit.durable`), takes the child's
+    the child's last save (its finished calls are not run again, see `agentkit.runs.durable`), takes the child's
     result if it had finished, or starts it when it had not saved yet (nothing of it has run then)."""
     if checkpoint is not None:
         if (saved := checkpoint.finished.get(call.id)) is not None:  # it returned before the process died

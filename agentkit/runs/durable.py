@@ -1,6 +1,6 @@
 """Durable runs: a run checkpointed as it goes survives the death of its process.
 
-`Agent(..., store=DIR)` saves each run's `RunState` (the JSON of `agentkit.approval`, under the run's id, its
+`Agent(..., store=DIR)` saves each run's `RunState` (the JSON of `agentkit.runs.approval`, under the run's id, its
 trajectory's id) to a `RunStore`, atomically (`DirectoryStore`: a temporary file, fsync, rename):
 
 - before every model call: the run so far, with `status` "running";
@@ -8,7 +8,7 @@ trajectory's id) to a `RunStore`, atomically (`DirectoryStore`: a temporary file
 - as each call returns: its observation, in `finished` (it is no longer in flight);
 - when the run pauses for approval ("paused") and when it ends ("finished", after it is scored and logged).
 
-An agent called as a tool (`agentkit.delegation`, handoffs too) is a call like any other here: saved in flight
+An agent called as a tool (`agentkit.runs.delegation`, handoffs too) is a call like any other here: saved in flight
 before it starts and with its observation when it returns; its own run is durable as well, in the same store
 under its id (`Trajectory.parent_id` names the caller's run). Resuming the caller continues an agent call that
 was in flight from that run's last save, so no call of it that finished runs again either; one that had not
@@ -47,17 +47,17 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from agentkit.approval import AgentRecord, Decision, LoopRecord, RunState, RunStatus
 from agentkit.events import Event, RunFinished
+from agentkit.loop.repeats import NOT_RUN
 from agentkit.messages import Message, ToolCall
-from agentkit.repeats import NOT_RUN
 from agentkit.results import RunResult
+from agentkit.runs.approval import AgentRecord, Decision, LoopRecord, RunState, RunStatus
 from agentkit.tools import Tool, ToolOutcome, failure_text, render_output
 from agentkit.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from agentkit.loop_state import LoopState
-    from agentkit.output import OutputSpec
+    from agentkit.loop.output import OutputSpec
+    from agentkit.loop.state import LoopState
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ INTERRUPTED = (NOT_RUN + "this call was started before the run was interrupted (
                "not known whether it completed, so it was not run again. Check whether it took effect before "
                "calling it again.")
 """The observation of a call that was in flight when its run's process died (a tool neither idempotent nor
-read-only). It begins with `agentkit.repeats.NOT_RUN`: calling it again is not a repeat of a failed call."""
+read-only). It begins with `agentkit.loop.repeats.NOT_RUN`: calling it again is not a repeat of a failed call."""
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
@@ -169,7 +169,7 @@ def open_store(store: StoreLike | None) -> RunStore | None:
     if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
         if scheme.lower() != "file":
             raise ValueError(f"no run store for {scheme}:// URLs: pass a directory, or an object with the methods "
-                             "of agentkit.durable.RunStore")
+                             "of agentkit.runs.durable.RunStore")
         text = rest
     return DirectoryStore(text)
 

@@ -3,7 +3,7 @@
 Before a run an extension may add context and may call the model (each call is a recorded turn with
 its own phase label); after the run, when the outcome is known, it may learn from the trajectory.
 Between the two, an extension may define any of four optional hooks, which the loop calls at fixed points
-(see `Extension`; `agentkit.hooks` gathers them once per run): `review` a reply's calls before they run,
+(see `Extension`; `agentkit.loop.hooks` gathers them once per run): `review` a reply's calls before they run,
 `check` a finishing call, `advise` on a failed call, `choose` among sampled runs.
 The core knows this protocol, not the implementations (they live in agentkit.skills, agentkit.memory).
 """

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentkit.cost import format_cost
 from agentkit.evaluation import RESULTS_SCHEMA_VERSION, EvalRun
 from agentkit.messages import Message
+from agentkit.models.cost import format_cost
 from agentkit.records import MAP
 from agentkit.trajectory import Trajectory
 
