@@ -1,23 +1,22 @@
 """The agent and its loop: ask the model, run the tools, append observations, repeat.
 
 The whole loop is `Agent._loop`, readable top to bottom (`_run` sets a run up, `_resume` continues
-one paused for approval). What it carries between steps is one `LoopState` (`agentkit.loop.state`); what it
-does when a model loops is one policy, `Recovery` (`agentkit.loop.recovery`). Everything else (planners, skill
-libraries, mistake notebooks, learned limits) plugs in through `agentkit.loop.extensions` and its optional hooks
-(`agentkit.loop.hooks`); approval, typed output and tracing live in `agentkit.runs.approval`, `agentkit.loop.output` and
-`agentkit.tracing`. `RunResult` is defined in `agentkit.results`.
+one paused for approval or whose process died). What it carries between steps is one `LoopState`
+(`agentkit.loop.state`); what it does when a model loops is one policy, `Recovery` (`agentkit.loop.recovery`);
+a reply's calls are run by `ReplyCalls` (`agentkit.loop.calls`). Everything else (planners, skill libraries,
+mistake notebooks, learned limits) plugs in through `agentkit.loop.extensions` and its optional hooks
+(`agentkit.loop.hooks`); approval, durable runs and agents called as tools live in `agentkit.runs`, typed output
+in `agentkit.loop.output`, tracing in `agentkit.tracing`. `RunResult` is defined in `agentkit.results`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import threading
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,19 +32,21 @@ from agentkit.events import (
     ToolFinished,
     ToolStarted,
 )
+from agentkit.loop.calls import ReplyCalls
 from agentkit.loop.extensions import Extension, Planner, RunContext
 from agentkit.loop.hooks import Hooks
-from agentkit.loop.output import FINAL_RESULT_TOOL, NO_FINAL_CALL, OutputError, OutputSpec, OutputValidator
+from agentkit.loop.output import FINAL_RESULT_TOOL, OutputSpec, OutputValidator
 from agentkit.loop.planners import resolve_planner
 from agentkit.loop.recovery import Recovery
 from agentkit.loop.state import LoopState
+from agentkit.loop.tracer import make_tracer
 from agentkit.messages import Message, ToolCall
 from agentkit.models import resolve_model
 from agentkit.models.boundary import checked_response
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse, TextDelta
 from agentkit.models.retry import call_with_retries, stream_with_retries
 from agentkit.records import TOOLS_OFFERED
-from agentkit.results import RewardFn, apply_reward
+from agentkit.results import RewardFn, apply_reward, majority
 from agentkit.results import RunResult as RunResult  # defined low in the package; named here for users
 from agentkit.runs import durable
 from agentkit.runs.approval import (
@@ -53,22 +54,18 @@ from agentkit.runs.approval import (
     Decision,
     Decisions,
     RunState,
-    denial_message,
     needs_approval,
     record_decisions,
     resolve_decisions,
 )
-from agentkit.runs.delegation import AgentTool, decided_earlier, run_with_agents
+from agentkit.runs.delegation import AgentTool
 from agentkit.runs.durable import Checkpoint, Checkpoints, RunStore, StoreLike, open_store
-from agentkit.runs.handoffs import Handoff, HandoffTool, as_handoffs
-from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolOutcome, ToolRunner, as_tools
-from agentkit.trajectory import OutputCheck, Trajectory, append_jsonl
+from agentkit.runs.handoffs import Handoff, as_handoffs
+from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
+from agentkit.trajectory import Trajectory, append_jsonl
 
 if TYPE_CHECKING:
-    from agentkit.tracing import RunSpans, RunTracer
-
-OTEL_ENV = "AGENTKIT_OTEL"
-"""Set to 1 to trace every agent whose `tracing` is left unset (see agentkit.tracing)."""
+    from agentkit.tracing import RunSpans
 
 DEFAULT_INSTRUCTIONS = (
     "You are a helpful assistant. Use the tools when they help; when you know the answer, "
@@ -76,19 +73,7 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
-_NO_DECISION = Decision(True)  # calls that needed none run
 _NO_DECISIONS: dict[str, Decision] = {}  # never written to
-
-
-@dataclass
-class _CallsEnded:
-    """What running one reply's calls means for the loop."""
-
-    typed: list[Any] = field(default_factory=list)  # accepted `final_result` values
-    typed_rejected: bool = False
-    final_output: str | None = None  # the output of a `final=True` tool
-    pending: list[ToolCall] = field(default_factory=list)  # calls an agent called as a tool waits on
-    handoff: RunResult | None = None  # the run of the agent the conversation was handed to
 
 
 class Agent:
@@ -159,7 +144,6 @@ class Agent:
         self.model = resolve_model(model)
         self.name = name
         self.tools = as_tools([*tools, *as_handoffs(handoffs)])
-        self._delegates = frozenset(n for n, t in self.tools.items() if isinstance(t, AgentTool))
         self.instructions = instructions
         self.planner = resolve_planner(planner)
         self.extensions: tuple[Extension, ...] = tuple(extensions)
@@ -185,10 +169,11 @@ class Agent:
         self._finishers = [t.name for t in self.tools.values() if t.final] + ([FINAL_RESULT_TOOL] if self._output
                                                                                else [])
         self._approvals = approval is not None or any(t.requires_approval is not False for t in self.tools.values())
-        self._tracer = _make_tracer(tracing)
+        self._tracer = make_tracer(tracing)
         self.store: RunStore | None = open_store(store)
         """Where runs are checkpointed (None: nowhere); a copy with another store resumes runs kept there."""
         self._checkpoints = Checkpoints(model)
+        self._calls = ReplyCalls(self.tools, self._runner, self._checkpoints, self._output)
 
     def output_validator(self, fn: OutputValidator) -> OutputValidator:
         """Decorator: add a check of the typed output (it may raise `ModelRetry`)."""
@@ -459,7 +444,7 @@ class Agent:
                     continue
                 if not reply.tool_calls:
                     if not recovery.reminded(state, asked, messages):
-                        self._text_reply(state, recovery, reply, turn.index, trajectory)
+                        self._text_reply(state, recovery, reply, trajectory)
                     continue
 
                 # 3. A reply that only repeats earlier calls is answered from their results (a repeat the run
@@ -481,8 +466,11 @@ class Agent:
             #    they returned, in the reply's order.
             if hooks.checks:
                 reply = hooks.check(run, reply, self._finishers)
-            ended = yield from self._run_calls(reply, decisions, run, hooks, trace, streaming)
-            self._calls_ended(state, recovery, reply, ended)
+            ended = yield from self._calls.run(reply, decisions, run, hooks, trace, streaming)
+            if ended is None:
+                recovery.calls_ran(state, reply)
+            else:
+                ended.apply(state, self._output, self.output_retries)
         yield from self._finish(run, trace, state, reward_fn, started, checkpoint)
 
     def _recovery(self) -> Recovery:
@@ -514,50 +502,23 @@ class Agent:
             trace.end_model_call(span, response)  # type: ignore[union-attr]
         return response
 
-    def _text_reply(self, state: LoopState, recovery: Recovery, reply: Message, turn: int,
-                    trajectory: Trajectory) -> None:
+    def _text_reply(self, state: LoopState, recovery: Recovery, reply: Message, trajectory: Trajectory) -> None:
         """A reply in text is the answer; with a typed output, the output when the text is one, else it is sent
         back (a rejection counted against `output_retries`)."""
         if self._output is None:
             recovery.answer(state, reply.content)
             return
-        ok, output = self._typed_text(reply, turn, trajectory)
+        ok, output = self._output.check_text(reply.content, trajectory)
         if ok:
             state.output = output
             state.answer, state.stop_reason = self._output.dump(output), "final"
         else:
-            self._rejected(state)
-
-    def _rejected(self, state: LoopState) -> None:
-        """Count a typed output sent back; past `output_retries` the run stops with "invalid_output"."""
-        state.rejected += 1
-        if state.rejected > self.output_retries:
-            state.stop_reason = "invalid_output"
+            state.reject_output(self.output_retries)
 
     def _needing_approval(self, reply: Message) -> list[ToolCall]:
         """The calls of `reply` that need a person's approval before the reply runs."""
         return [c for c in reply.tool_calls if c.name != self._final_name
                 and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
-
-    def _calls_ended(self, state: LoopState, recovery: Recovery, reply: Message, ended: _CallsEnded | None) -> None:
-        """What running a reply's calls means for the run: a typed output, a `final=True` tool's output or a
-        handoff ends it, an agent call waiting for approval pauses it; a rejected typed output counts against
-        `output_retries`."""
-        if ended is None:
-            recovery.calls_ran(state, reply)
-        elif ended.pending:
-            state.pending, state.stop_reason = ended.pending, "paused"
-        elif ended.handoff is not None:  # the answer, output and end are those of the agent handed to
-            handed = ended.handoff
-            state.answer, state.output, state.stop_reason = handed.answer, handed.output, handed.stop_reason
-        elif ended.typed:
-            state.output = ended.typed[0]
-            state.answer, state.stop_reason = self._output.dump(state.output), "final"  # type: ignore[union-attr]
-        elif ended.final_output is not None:
-            state.answer, state.stop_reason = ended.final_output, "final"
-            state.output = state.answer if self._output is None else None
-        elif ended.typed_rejected:
-            self._rejected(state)
 
     def _finish(self, run: RunContext, trace: RunSpans | None, state: LoopState, reward_fn: RewardFn | None,
                 started: float, checkpoint: Checkpoint | None = None) -> Iterator[Event]:
@@ -589,110 +550,6 @@ class Agent:
         if trace is not None:
             trace.end(trajectory)
         yield RunFinished(RunResult(state.answer, trajectory, output=state.output))
-
-    def _run_calls(self, reply: Message, decisions: dict[str, Decision], run: RunContext,
-                   hooks: Hooks, trace: RunSpans | None, streaming: bool = False,
-                   ) -> Generator[Event, None, _CallsEnded | None]:
-        """Run a reply's calls (denied ones not), append the observations in the reply's order (a failed
-        call's with what `advise` hooks add); says what ends the run or counts as a typed-output attempt
-        (None: nothing, the loop goes on). Calls of agents run first, one by one (`agentkit.runs.delegation`);
-        one that pauses for approval pauses the run before any other call of the reply has run."""
-        trajectory = run.trajectory
-        calls = reply.tool_calls
-        final = self._final_name
-        if decisions and self._delegates:  # resumed after an agent call paused: the reply's decisions still stand
-            decisions = {**decided_earlier(trajectory, calls), **decisions}
-        plain = not decisions and final is None  # every call runs
-        to_run = calls if plain else [c for c in calls if c.name != final and
-                                      (not decisions or decisions.get(c.id, _NO_DECISION).approved)]
-        for call in calls:
-            yield ToolStarted(call)
-        spans = [trace.start_tool_call(c, self._description(c.name)) for c in to_run] if trace else None
-        if self._delegates and any(c.name in self._delegates for c in to_run):
-            ran = yield from run_with_agents(self.tools, to_run, decisions, trajectory, self._plain_runner(trajectory),
-                                             streaming=streaming, logprobs=run.settings.logprobs,
-                                             checkpoint=self._checkpoints.get(trajectory))
-            if ran.pending:
-                for span, start in spans or ():
-                    trace.end_tool_call(span, start, ToolOutcome("paused: an agent waits for approval"))  # type: ignore[union-attr]
-                return _CallsEnded(pending=ran.pending)
-            outcomes = ran.outcomes
-        else:
-            runner = self._checkpoints.runner(trajectory, to_run, self._runner)  # a durable run saves each result
-            outcomes = runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in to_run])
-        if spans is not None:
-            for (span, start), outcome in zip(spans, outcomes, strict=True):
-                trace.end_tool_call(span, start, outcome)  # type: ignore[union-attr]
-        ended: _CallsEnded | None = None
-        k = 0  # the next of `outcomes`, which follow `to_run`, a subsequence of `calls`
-        for call in calls:
-            duration = 0.0
-            if call.name == final:
-                observation, value = self._typed_call(call, trajectory)
-                ended = ended or _CallsEnded()
-                if observation.is_error:
-                    ended.typed_rejected = True
-                else:
-                    ended.typed.append(value)
-            elif plain or decisions.get(call.id, _NO_DECISION).approved:
-                outcome = outcomes[k]
-                k += 1
-                content = outcome.content
-                if outcome.is_error:
-                    content = hooks.advise(run, call, content)
-                observation = Message.tool(call, content, is_error=outcome.is_error)
-                duration = outcome.duration_s
-                tool = self.tools.get(call.name)
-                if tool is not None and tool.final and not outcome.is_error:
-                    ended = ended or _CallsEnded()
-                    ended.final_output = outcome.content
-                elif isinstance(tool, HandoffTool) and isinstance(outcome.value, RunResult):
-                    ended = ended or _CallsEnded()
-                    ended.handoff = outcome.value
-            else:
-                observation = denial_message(call, decisions[call.id].reason)
-            trajectory.messages.append(observation)
-            yield ToolFinished(call, observation, duration)
-        return ended
-
-    def _plain_runner(self, trajectory: Trajectory) -> Callable[[Sequence[ToolCall]], list[ToolOutcome]]:
-        """What runs a reply's calls that are not agents' (through a durable run's checkpoint)."""
-
-        def run(batch: Sequence[ToolCall]) -> list[ToolOutcome]:
-            runner = self._checkpoints.runner(trajectory, batch, self._runner)
-            return runner.run_many([(self.tools.get(c.name), c.name, c.arguments) for c in batch])
-
-        return run
-
-    def _typed_text(self, reply: Message, turn: int, trajectory: Trajectory) -> tuple[bool, Any]:
-        """A text reply when a typed output is asked for: the output (output_type=str), or feedback."""
-        assert self._output is not None
-        try:
-            if not self._output.accepts_text:
-                raise OutputError(NO_FINAL_CALL)
-            value = self._output.check(reply.content)
-        except OutputError as exc:
-            trajectory.output_checks.append(OutputCheck(turn=turn, passed=False, error=str(exc)))
-            trajectory.messages.append(Message.user(str(exc)))
-            return False, None
-        trajectory.output_checks.append(OutputCheck(turn=turn, passed=True))
-        return True, value
-
-    def _typed_call(self, call: ToolCall, trajectory: Trajectory) -> tuple[Message, Any]:
-        """Check a `final_result` call: the observation for the model, and the typed value if it passed."""
-        assert self._output is not None
-        turn = len(trajectory.turns) - 1
-        try:
-            value = self._output.parse(call.arguments)
-        except OutputError as exc:
-            trajectory.output_checks.append(OutputCheck(turn=turn, passed=False, error=str(exc)))
-            return Message.tool(call, str(exc), is_error=True), None
-        trajectory.output_checks.append(OutputCheck(turn=turn, passed=True))
-        return Message.tool(call, "Final result accepted."), value
-
-    def _description(self, name: str) -> str | None:
-        tool = self.tools.get(name)
-        return tool.description if tool is not None else None
 
     # -- helpers ----------------------------------------------------------------------------------
     def _system_prompt(self, run: RunContext) -> str:
@@ -727,31 +584,6 @@ class Agent:
                       settings: GenerationSettings) -> Iterator[TextDelta | ModelResponse]:
         return stream_with_retries(lambda: self.model.stream(messages, specs, settings), self.max_retries,
                                    committed=lambda item: isinstance(item, TextDelta))
-
-
-def tracing_from_env() -> bool:
-    """Whether `AGENTKIT_OTEL` asks for tracing (1, true, yes or on)."""
-    return os.environ.get(OTEL_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def _make_tracer(tracing: bool | Any) -> RunTracer | None:
-    """The run tracer, or None when tracing is off (then OpenTelemetry is not even imported)."""
-    if tracing is None:
-        tracing = tracing_from_env()
-    if tracing is False:
-        return None
-    from agentkit.tracing import RunTracer
-
-    return RunTracer(None if tracing is True else tracing)
-
-
-def majority(results: Sequence[RunResult]) -> RunResult:
-    """The first run whose answer (whitespace- and case-normalised) is the most common one."""
-    norm = [" ".join(r.answer.split()).lower() if r.answer is not None else None for r in results]
-    votes = Counter(a for a in norm if a is not None)
-    if not votes:
-        return results[0]
-    return results[norm.index(votes.most_common(1)[0][0])]
 
 
 def _not_run(reply: Message, observations: list[Message], messages: list[Message]) -> Iterator[Event]:

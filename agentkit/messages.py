@@ -10,12 +10,19 @@ from pydantic import BaseModel, Field, field_validator
 Role = Literal["system", "user", "assistant", "tool"]
 
 
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
 def clean_text(value: Any) -> Any:
     """`value` with every lone surrogate (U+D800-U+DFFF, which UTF-8 cannot encode: JSON logs and the
     terminal would fail on it) replaced by U+FFFD, inside strings, lists, tuples and dict keys/values;
     anything else is returned as is. `value` itself comes back when nothing in it needed replacing (so
     `clean_text(x) is x` says it was clean). Applied where text enters: model text, parsed tool arguments,
     tool outputs, streamed deltas, and every model reply at `agentkit.models.boundary`."""
+    if type(value) is str and value.isascii():  # the common case, first
+        return value
+    if value is None:
+        return value
     if isinstance(value, str):
         if value.isascii():
             return value
@@ -24,6 +31,9 @@ def clean_text(value: Any) -> Any:
             return value
         except UnicodeEncodeError:  # a surrogate pair becomes its character, a lone one U+FFFD
             return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if type(value) is dict and all(type(k) is str and k.isascii() and (type(v) in _PLAIN or type(v) is str
+                                                                       and v.isascii()) for k, v in value.items()):
+        return value  # flat and ASCII: the common arguments
     if isinstance(value, dict):
         items = [(clean_text(k), clean_text(v)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):

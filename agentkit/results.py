@@ -8,7 +8,8 @@ other. Import them from here or from where they are documented (`agentkit.RunRes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,3 +78,12 @@ def apply_reward(trajectory: Trajectory, value: Reward) -> None:
         trajectory.reward = float(trajectory.rewards.get("reward", sum(trajectory.rewards.values())))
     else:
         trajectory.reward = float(value)
+
+
+def majority(results: Sequence[RunResult]) -> RunResult:
+    """The first run whose answer (whitespace- and case-normalised) is the most common one."""
+    norm = [" ".join(r.answer.split()).lower() if r.answer is not None else None for r in results]
+    votes = Counter(a for a in norm if a is not None)
+    if not votes:
+        return results[0]
+    return results[norm.index(votes.most_common(1)[0][0])]

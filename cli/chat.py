@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult, tracing_from_env
+from agentkit.agent import DEFAULT_INSTRUCTIONS, Agent, RunResult
 from agentkit.cli.console import format_call, load_model
 from agentkit.cli.memory_options import (
     CHECKS_OPTION,
@@ -43,6 +43,7 @@ from agentkit.cli.slash import CommandHandler as CommandHandler
 from agentkit.cli.slash import SlashCommand, commands_of, feedback_commands, slash_command
 from agentkit.events import RunFinished
 from agentkit.loop.extensions import Extension, Planner
+from agentkit.loop.tracer import tracing_from_env
 from agentkit.messages import Message, ToolCall, Usage
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, Model, ModelConfigError
 from agentkit.models.cost import format_cost

@@ -15,7 +15,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from agentkit.messages import Message
 from agentkit.tools import _format_validation_error
+from agentkit.trajectory import OutputCheck, Trajectory
 
 FINAL_RESULT_TOOL = "final_result"
 
@@ -91,6 +93,34 @@ class OutputSpec:
             if checked is not None:
                 value = checked
         return value
+
+    def check_text(self, text: str, trajectory: Trajectory) -> tuple[bool, Any]:
+        """A reply in text (the run's last turn) when this output is asked for: `(True, output)` when the type
+        is `str` and the validators pass it, else `(False, None)` with the feedback appended to the
+        conversation. Recorded in `trajectory.output_checks`."""
+        turn = len(trajectory.turns) - 1
+        try:
+            if not self.accepts_text:
+                raise OutputError(NO_FINAL_CALL)
+            value = self.check(text)
+        except OutputError as exc:
+            trajectory.output_checks.append(OutputCheck(turn=turn, passed=False, error=str(exc)))
+            trajectory.messages.append(Message.user(str(exc)))
+            return False, None
+        trajectory.output_checks.append(OutputCheck(turn=turn, passed=True))
+        return True, value
+
+    def check_call(self, arguments: dict[str, Any], trajectory: Trajectory) -> tuple[bool, Any, str]:
+        """A `final_result` call's arguments (of the run's last turn): `(True, value, "")` when they parse and
+        pass the validators, else `(False, None, why)`. Recorded in `trajectory.output_checks`."""
+        turn = len(trajectory.turns) - 1
+        try:
+            value = self.parse(arguments)
+        except OutputError as exc:
+            trajectory.output_checks.append(OutputCheck(turn=turn, passed=False, error=str(exc)))
+            return False, None, str(exc)
+        trajectory.output_checks.append(OutputCheck(turn=turn, passed=True))
+        return True, value, ""
 
     def dump(self, value: Any) -> str:
         """The value as the run's text answer (JSON; a string stays itself)."""

@@ -47,9 +47,12 @@ FAILURES_BEFORE_REFUSAL = 2
 """Failures of one call (same arguments) with the same error, after which that call is not run again."""
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)  # made once: dumps() makes one a call
+
+
 def call_key(call: ToolCall) -> str:
     """A call's identity: its tool's name and its arguments, in canonical JSON."""
-    return call.name + json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
+    return call.name + _CANONICAL.encode(call.arguments)
 
 
 class CallResults:

@@ -50,3 +50,9 @@ class LoopState:
         """The state to start (or resume) a run's loop on `trajectory` with the agent's `settings`."""
         return cls(settings=settings, steps=sum(1 for t in trajectory.turns if t.context == "main"),
                    rejected=sum(1 for c in trajectory.output_checks if not c.passed))
+
+    def reject_output(self, retries: int) -> None:
+        """Count a typed output sent back to the model; past `retries` the run stops with "invalid_output"."""
+        self.rejected += 1
+        if self.rejected > retries:
+            self.stop_reason = "invalid_output"

@@ -303,13 +303,21 @@ def render_output(value: Any, limit: int) -> str:
     return cleaned
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)  # made once: dumps() with options makes one a call
+
+
 def _as_text(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return]
+    if kind is int:
+        return int.__repr__(value)  # as JSON writes it (past Python's digit limit it raises, as JSON would)
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _JSON.encode(value)
     except (TypeError, ValueError):
         return str(value)
 
