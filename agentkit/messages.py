@@ -31,8 +31,8 @@ def clean_text(value: Any) -> Any:
             return value
         except UnicodeEncodeError:  # a surrogate pair becomes its character, a lone one U+FFFD
             return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if type(value) is dict and all(type(k) is str and k.isascii() and (type(v) in _PLAIN or type(v) is str
-                                                                       and v.isascii()) for k, v in value.items()):
+    if type(value) is dict and all(type(k) is str and k.isascii() and (type(v) in _PLAIN or (type(v) is str
+                                                                       and v.isascii())) for k, v in value.items()):
         return value  # flat and ASCII: the common arguments
     if isinstance(value, dict):
         items = [(clean_text(k), clean_text(v)) for k, v in value.items()]

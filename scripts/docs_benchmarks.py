@@ -176,6 +176,17 @@ def _learning(stem: str, data: dict[str, Any]) -> tuple[Any, ...] | None:
             "-" if minutes is None else f"{minutes:.1f}")
 
 
+def _overhead(d: dict[str, Any], clock: str) -> tuple[str, str, str]:
+    """The row of a `bench_overhead.py` run against smolagents and pydantic-ai."""
+    m = d.get("machine", {})
+    versions = ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items() if v and k != "opentelemetry-sdk")
+    return (f"framework overhead per agent step at 10 / 50 / 200 steps, scripted model, one trivial tool "
+            f"(`bench_overhead.py`; {clock} of {d['runs']} runs, lowest of {d['repeat']} rounds; "
+            f"{m.get('cpus', '?')} cores, load {m.get('load_1min_before', '?')}; {versions}), µs", "-",
+            "; ".join(f"{k}: " + ("/".join(f"{v[n]:.0f}" for n in ("10", "50", "200")) if isinstance(v, dict)
+                                  else str(v)) for k, v in d["results"].items()))
+
+
 def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
     """(what it measured, kind of data, the figures)."""
     describe: dict[str, Callable[[dict[str, Any]], tuple[str, str, str]]] = {
@@ -201,6 +212,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             "one GRPO step, SmolLM2-135M, 1 thread: TRL was run with full fine-tuning only", "-",
             "; ".join(f"{r['impl']} {'LoRA' if r['lora'] else 'full'} β={r['beta']}: {r['total_s']:.1f} s, "
                       f"{r['peak_rss_gb']:.2f} GB" for r in d["results"])),
+        "overhead": lambda d: _overhead(d, "wall time, median"),
+        "overhead-cpu": lambda d: _overhead(d, "CPU time of all threads, least"),
         "overhead-nested": lambda d: (
             "framework overhead per agent step, scripted model (`bench_overhead.py`): a step whose call is another "
             "agent (`as_tool`, answering at once) against a step with one tool call; CPU time, least of "

@@ -6,7 +6,8 @@ Peers are measured only when importable (install them in a benchmark venv, not t
 
     python tests/benchmarks/bench_overhead.py --runs 25 --out bench-out/overhead.json
 
-agentkit's own features are measured as variants of the inline run (`--only agentkit-inline
+Each variant is measured in a fresh process (measured one after another in one process, a variant ran slower
+after the threaded one). agentkit's own features are measured as variants of the inline run (`--only agentkit-inline
 agentkit-approval agentkit-otel-noop agentkit-otel-sdk`): an approval policy checked at every call
 (never asking), and OpenTelemetry on with the API's no-op provider or with the SDK recording every
 span into memory.
@@ -20,8 +21,13 @@ a nested call to a step with one tool call, the default tool (on a worker thread
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
+import os
+import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -210,17 +216,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="measure every variant this many times, round-robin, and keep the lowest figure "
                              "(evens out load that comes and goes on a shared machine)")
+    parser.add_argument("--variant", default=None, help=argparse.SUPPRESS)  # one variant, in this process
     args = parser.parse_args()
+    if args.variant is not None:
+        try:
+            print(json.dumps({str(n): round(measure(FRAMEWORKS[args.variant], n, args.runs, args.clock, args.stat), 1)
+                              for n in STEPS}))
+        except ImportError as exc:
+            print(json.dumps(f"not installed ({exc.name})"))
+        return
+    started = os.getloadavg()[0]
     results: dict[str, dict[str, float] | str] = {}
     for _ in range(args.repeat):
         for name in args.only:
             if isinstance(results.get(name), str):
                 continue
-            try:
-                row = {str(n): round(measure(FRAMEWORKS[name], n, args.runs, args.clock, args.stat), 1)
-                       for n in STEPS}
-            except ImportError as exc:
-                results[name] = f"not installed ({exc.name})"
+            row = variant_row(name, args.runs, args.clock, args.stat)
+            if isinstance(row, str):
+                results[name] = row
                 continue
             best = results.get(name)
             results[name] = row if not isinstance(best, dict) else {k: min(v, best[k]) for k, v in row.items()}
@@ -240,8 +253,31 @@ def main() -> None:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"unit": "us_per_step", "runs": args.runs, "clock": args.clock,
-                                        "stat": args.stat, "repeat": args.repeat, "results": results,
+                                        "stat": args.stat, "repeat": args.repeat, "machine": machine(started),
+                                        "results": results,
                                         **({"nested_over_tool_call": ratios} if ratios else {})}, indent=2))
+
+
+def variant_row(name: str, runs: int, clock: str, stat: str) -> dict[str, float] | str:
+    """µs per step of one variant at each step count, measured in a fresh process (so that no variant inherits
+    another's threads, garbage or allocator state); a string when its framework is not installed."""
+    proc = subprocess.run([sys.executable, __file__, "--variant", name, "--runs", str(runs), "--clock", clock,
+                           "--stat", stat], capture_output=True, text=True, check=True)
+    row: dict[str, float] | str = json.loads(proc.stdout.strip().splitlines()[-1])
+    return row
+
+
+def machine(load_before: float) -> dict[str, Any]:
+    """What the figures were measured on: cores, load, Python and the versions of the frameworks compared."""
+    versions = {}
+    for package in ("pydantic", "smolagents", "pydantic-ai-slim", "opentelemetry-sdk"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = None
+    return {"cpus": os.cpu_count(), "load_1min_before": round(load_before, 2),
+            "load_1min_after": round(os.getloadavg()[0], 2), "python": platform.python_version(),
+            "versions": versions}
 
 
 def nested_ratios(results: dict[str, dict[str, float] | str]) -> dict[str, float]:
