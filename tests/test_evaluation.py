@@ -138,3 +138,21 @@ def test_cli_eval_sql_oracle_is_perfect(tmp_path: Path) -> None:
     assert [s["success_rate"] for s in data["summary"]] == [1.0, 1.0]
     first = data["runs"][1]["results"][0]
     assert first["rewards"]["execution"] == 1.0 and first["phases"]["confirm_answer"] == 1
+
+
+def test_cli_eval_check_limit_turns_the_toolkits_limit_check_on(tmp_path: Path) -> None:
+    pytest.importorskip("agentkit.environments.sql")
+    from agentkit.cli.eval_cmd import load_environment
+    from agentkit.cli.main import app
+
+    on, off = load_environment("sql", None, check_limit=True), load_environment("sql", None)
+    try:
+        assert on.check_limit and not off.check_limit
+    finally:
+        on.close()
+        off.close()
+    out = tmp_path / "sql"
+    result = CliRunner().invoke(app, ["eval", "--env", "sql", "--model", "oracle", "--planner", "react",
+                                      "--check-limit", "--limit", "3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "results.json").read_text())["summary"][0]["success_rate"] == 1.0

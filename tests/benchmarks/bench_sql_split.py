@@ -88,6 +88,8 @@ def main() -> int:
     parser.add_argument("--schema", default="digest", help="what the agent and draft configurations are shown up "
                         "front: digest (default), tables, full or hidden (single-shot always gets full)")
     parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--check-limit", action="store_true",
+                        help="the toolkit's optional static LIMIT check (SchemaToolkit(check_limit=True))")
     parser.add_argument("--votes", type=int, default=1, help="draft: drafts that vote by their results")
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
     parser.add_argument("--label", default="", help="suffix of the results file name")
@@ -105,11 +107,13 @@ def main() -> int:
     settings = GenerationSettings(temperature=0.0)
     report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db, "votes": args.votes,
                               "max_steps": args.max_steps, "concurrency": args.concurrency,
+                              "check_limit": args.check_limit,
                               "machine_cores": os.cpu_count(),
                               "started": time.strftime("%Y-%m-%d %H:%M"), "runs": []}
     for config in args.configs:
         schema, model_name = ("full", args.baseline_model) if config == "single-shot" else (args.schema, args.model)
-        env = SQLEnvironment(tasks=args.data / f"{args.split}.jsonl", schema=schema, name=f"sql-{args.split}")
+        env = SQLEnvironment(tasks=args.data / f"{args.split}.jsonl", schema=schema, name=f"sql-{args.split}",
+                             check_limit=args.check_limit)
         tasks = pick(list(env.tasks()), args.per_db)
         model = resolve_model(model_name, parallel=args.concurrency)
         planner = {"agent": "react", "draft": "draft", "single-shot": "single-shot"}[config]

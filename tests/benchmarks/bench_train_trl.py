@@ -11,8 +11,10 @@ TRL must live in its own environment (it pins its own transformers):
     python tests/benchmarks/bench_train_trl.py --trl-python /tmp/trlvenv/bin/python --out bench_out/trl
 
 Each configuration runs in a fresh process (`--impl agentkit|trl --beta B [--full]`), so peak RSS is
-per configuration. TRL runs twice: as installed, and with the glibc malloc setting agentkit's Trainer
-applies to itself on CPU (agentkit.training.allocator) through MALLOC_* environment variables.
+per configuration. Both sides train LoRA (r 16, alpha 32, attention and MLP projections; TRL through peft) or,
+with `--full`, every weight. TRL's full fine-tuning also runs with the glibc malloc setting agentkit's Trainer
+applies to itself on CPU (agentkit.training.allocator) through MALLOC_* environment variables. `--only
+trl-lora,agentkit-lora` runs those configurations alone (`--merge` keeps the others of an earlier file).
 Writes OUT/trl_compare.json and OUT/trl_compare.md.
 """
 
@@ -121,8 +123,15 @@ def run_trl(args: argparse.Namespace) -> dict[str, Any]:
         def on_step_end(self, *a: Any, **k: Any) -> None:
             times["step_end"].append(time.perf_counter())
 
+    peft_config = None
+    if not args.full:  # LoRA as agentkit's default LoraConfig: r 16, alpha 32, no dropout, attention and MLP
+        from peft import LoraConfig as PeftLoraConfig
+
+        peft_config = PeftLoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, task_type="CAUSAL_LM",
+                                     target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                     "down_proj"])
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=config, train_dataset=data, processing_class=tok,
-                          callbacks=[Clock()])
+                          callbacks=[Clock()], peft_config=peft_config)
     target = "_generate" if hasattr(trainer, "_generate") else "_generate_single_turn"
     original = getattr(trainer, target)
 
@@ -140,7 +149,7 @@ def run_trl(args: argparse.Namespace) -> dict[str, Any]:
     ends = [t0, *times["step_end"]]
     steps = [{"total_s": b - a, "generation_s": g, "update_s": (b - a) - g}
              for a, b, g in zip(ends, ends[1:], times["gen"], strict=False)]
-    return {"impl": f"trl {trl.__version__}", "lora": False, "beta": args.beta, "steps": steps,
+    return {"impl": f"trl {trl.__version__}", "lora": not args.full, "beta": args.beta, "steps": steps,
             "peak_rss_gb": peak_rss_gb(), "timed": target}
 
 
@@ -163,7 +172,11 @@ def orchestrate(args: argparse.Namespace) -> None:
     if args.trl_results:  # TRL figures measured earlier in this session (same machine, same settings)
         results = json.loads(Path(args.trl_results).read_text())
     elif args.trl_python:
-        runs = [("trl", 0.0, True), ("trl", 0.04, True), ("trl+malloc", 0.0, True), ("trl+malloc", 0.04, True), *runs]
+        runs = [("trl", 0.0, False), ("trl", 0.04, False), ("trl", 0.0, True), ("trl", 0.04, True),
+                ("trl+malloc", 0.0, True), ("trl+malloc", 0.04, True), *runs]
+    if args.only:  # e.g. trl-lora,agentkit-lora: those configurations only
+        wanted = set(args.only.split(","))
+        runs = [r for r in runs if f"{r[0]}-{'full' if r[2] else 'lora'}" in wanted]
     for impl, beta, full in runs:
         malloc = impl == "trl+malloc"  # TRL given the malloc setting agentkit's Trainer applies itself
         impl = "trl" if malloc else impl
@@ -188,6 +201,12 @@ def orchestrate(args: argparse.Namespace) -> None:
             res["impl"] += " + malloc reuse"
         print(json.dumps(res), flush=True)
         results.append(res)
+    if args.merge:  # keep the other configurations of an earlier file (measured at another time: say so)
+        earlier = json.loads(Path(args.merge).read_text())["results"]
+        fresh = {(r["impl"], r["lora"], r["beta"]) for r in results}
+        results += [{**r, "earlier_run": True} for r in earlier if (r["impl"], r["lora"], r["beta"]) not in fresh
+                    and not r.get("earlier_run")] + [r for r in earlier if r.get("earlier_run")
+                                                     and (r["impl"], r["lora"], r["beta"]) not in fresh]
     (out / "trl_compare.json").write_text(json.dumps({"threads": args.threads, "steps": args.steps,
                                                       "results": results}, indent=2))
     lines = ["| impl | params trained | β | micro-batch | s/step | generation s | update s | peak RSS GB |",
@@ -207,7 +226,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--impl", choices=["agentkit", "trl"], default=None, help="run one configuration (internal)")
     p.add_argument("--beta", type=float, default=0.0)
-    p.add_argument("--full", action="store_true", help="full fine-tuning (agentkit; TRL is always full)")
+    p.add_argument("--full", action="store_true", help="full fine-tuning (default: LoRA r 16, on both sides)")
+    p.add_argument("--only", default="", help="configurations to run, e.g. trl-lora,agentkit-lora (default: all)")
+    p.add_argument("--merge", default="", help="an earlier trl_compare.json whose other configurations are kept "
+                   "(marked earlier_run)")
     p.add_argument("--steps", type=int, default=4)
     p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32", help="agentkit's training precision")
     p.add_argument("--threads", type=int, default=2)
