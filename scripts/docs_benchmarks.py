@@ -182,7 +182,8 @@ def _overhead(d: dict[str, Any], clock: str) -> tuple[str, str, str]:
     versions = ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items() if v and k != "opentelemetry-sdk")
     return (f"framework overhead per agent step at 10 / 50 / 200 steps, scripted model, one trivial tool "
             f"(`bench_overhead.py`; {clock} of {d['runs']} runs, lowest of {d['repeat']} rounds; "
-            f"{m.get('cpus', '?')} cores, load {m.get('load_1min_before', '?')}; {versions}), µs", "-",
+            f"{m.get('cpus', '?')} cores, 1-minute load average {m.get('load_1min_before', '?')} at the start, "
+            f"{m.get('load_1min_after', '?')} at the end; {versions}), µs", "-",
             "; ".join(f"{k}: " + ("/".join(f"{v[n]:.0f}" for n in ("10", "50", "200")) if isinstance(v, dict)
                                   else str(v)) for k, v in d["results"].items()))
 
@@ -209,9 +210,11 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             ", ".join(f"{k}: {v['decode_tok_s']:.1f} tok/s" for k, v in d["decode"].items()
                       if isinstance(v, dict) and "decode_tok_s" in v)),
         "trl_compare": lambda d: (
-            "one GRPO step, SmolLM2-135M, 1 thread: TRL was run with full fine-tuning only", "-",
-            "; ".join(f"{r['impl']} {'LoRA' if r['lora'] else 'full'} β={r['beta']}: {r['total_s']:.1f} s, "
-                      f"{r['peak_rss_gb']:.2f} GB" for r in d["results"])),
+            "one GRPO step, SmolLM2-135M, 1 thread, TRL's GRPOTrainer against agentkit's Trainer, LoRA r 16 on both "
+            "sides or full fine-tuning (rows marked * were measured in an earlier session)", "-",
+            "; ".join(f"{r['impl']} {'LoRA' if r['lora'] else 'full'} β={r['beta']}"
+                      f"{'*' if r.get('earlier_run') else ''}: {r['total_s']:.1f} s, {r['peak_rss_gb']:.2f} GB"
+                      for r in d["results"])),
         "overhead": lambda d: _overhead(d, "wall time, median"),
         "overhead-cpu": lambda d: _overhead(d, "CPU time of all threads, least"),
         "overhead-nested": lambda d: (
