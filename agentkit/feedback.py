@@ -14,18 +14,18 @@ decided on its calls (`--ask`): a denied call makes it bad (the reason is the wh
 approved make it good (`feedback_of`). A program rates runs with `rate(..., source="callback")`, e.g. from a
 check of its own after each `agent.run`.
 
-A rated run is appended to the log again with its verdict; `latest_runs` reads a log keeping the last line
-of each trajectory id, so a rating made after the run was logged replaces the unrated copy.
+A rated run is appended to the log again with its verdict; `agentkit.trajectory.read_jsonl` reads a log keeping
+the last line of each trajectory id, so a rating made after the run was logged replaces the unrated copy (for
+`learn --from-runs` and for training alike).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
 
 from agentkit.records import FEEDBACK, FeedbackRecord
-from agentkit.trajectory import Trajectory, append_jsonl, iter_jsonl
+from agentkit.trajectory import Trajectory, append_jsonl
 
 SOURCES = ("user", "approval", "callback")
 
@@ -64,15 +64,3 @@ def feedback_of(trajectory: Trajectory) -> FeedbackRecord | None:
         return FeedbackRecord(good=False, why=reasons or f"the call of {denied[0].tool} was denied",
                               source="approval")
     return FeedbackRecord(good=True, source="approval")
-
-
-def latest_runs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Trajectory]:
-    """The trajectories of one log or several, each id once: its last line (a rated copy appended after the
-    run replaces the copy logged when it finished), in the order each id first appeared."""
-    if isinstance(paths, str | os.PathLike):
-        paths = [paths]
-    runs: dict[str, Trajectory] = {}
-    for path in paths:
-        for trajectory in iter_jsonl(path):
-            runs[trajectory.id] = trajectory  # a dict keeps the first position of a key it updates
-    return list(runs.values())

@@ -292,7 +292,13 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
 
 
 def read_jsonl(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Trajectory]:
-    """All readable trajectories from one log or several."""
+    """The readable trajectories of one log or several, each run once: a run logged again under the same id (a
+    rated copy appended by `agentkit.feedback.rate`, a durable run logged again after a kill) is its last line,
+    at the place its first line had."""
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    return [t for p in paths for t in iter_jsonl(p)]
+    runs: dict[str, Trajectory] = {}
+    for path in paths:
+        for trajectory in iter_jsonl(path):
+            runs[trajectory.id] = trajectory  # a dict keeps the first position of a key it updates
+    return list(runs.values())

@@ -8,7 +8,7 @@
 
 The logs are JSONL trajectories (the chat's `--log`, `agentkit sql --log`, or runs an application rated with
 `agentkit.feedback.rate(..., log=...)`); each trajectory id counts once, as its last line
-(`agentkit.feedback.latest_runs`). There is no task file and no gold query: a run's verdict
+(`agentkit.trajectory.read_jsonl`). There is no task file and no gold query: a run's verdict
 (`agentkit.feedback.feedback_of`: `/good`, `/bad [why]`, `rate`, or the person's approval decisions) is all
 that says whether it was right.
 
@@ -36,11 +36,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentkit.feedback import feedback_of, latest_runs
+from agentkit.feedback import feedback_of
 from agentkit.files import atomic_write
 from agentkit.memory.experience import Experience, NotAdmitted, database_key_of, example_of, question_of
 from agentkit.records import FeedbackRecord
-from agentkit.trajectory import Trajectory
+from agentkit.trajectory import Trajectory, read_jsonl
 
 METHODS = ("experience", "notes")
 SUMMARY = "summary.json"
@@ -102,7 +102,7 @@ def learn_from_runs(logs: Sequence[str | os.PathLike[str]], out: str | os.PathLi
             raise FileNotFoundError(f"no log at {log}")
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    runs = latest_runs(logs)
+    runs = read_jsonl(logs)
     key = database_key_of(db) if db is not None else None
     summary = FromRunsSummary(logs=[str(p) for p in logs], runs=len(runs))
     verdicts = [(run, feedback_of(run)) for run in runs]

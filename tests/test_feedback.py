@@ -12,10 +12,10 @@ from rich.console import Console
 
 from agentkit import Agent
 from agentkit.cli.chat import ChatConfig, run_chat
-from agentkit.feedback import feedback_of, latest_runs, rate
+from agentkit.feedback import feedback_of, rate
 from agentkit.records import FEEDBACK
 from agentkit.testing import ScriptedModel
-from agentkit.trajectory import ApprovalRecord, Trajectory, read_jsonl
+from agentkit.trajectory import ApprovalRecord, Trajectory, iter_jsonl, read_jsonl
 
 
 def test_rate_stores_the_verdict_on_the_trajectory_and_in_the_log(tmp_path: Path) -> None:
@@ -24,11 +24,12 @@ def test_rate_stores_the_verdict_on_the_trajectory_and_in_the_log(tmp_path: Path
     verdict = rate(result.trajectory, good=False, why="  it is 42, but say why  ", log=log)
     assert verdict.good is False and verdict.why == "it is 42, but say why" and verdict.source == "user"
     assert result.trajectory.records.get(FEEDBACK) == verdict
-    assert len(read_jsonl(log)) == 2  # logged when it finished, and again rated
-    runs = latest_runs(log)
+    assert len(list(iter_jsonl(log))) == 2  # logged when it finished, and again rated
+    # what reads logs (learn --from-runs, the trainer) sees the run once, rated
+    runs = read_jsonl(log)
     assert len(runs) == 1 and runs[0].records.get(FEEDBACK) == verdict
     rate(result.trajectory, good=True, source="callback", log=log)  # a later verdict replaces it
-    assert [feedback_of(t).good for t in latest_runs([log, log])] == [True]  # type: ignore[union-attr]
+    assert [feedback_of(t).good for t in read_jsonl([log, log])] == [True]  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="source must be one of"):
         rate(result.trajectory, good=True, source="the boss")
 
@@ -61,13 +62,13 @@ def test_good_and_bad_in_the_chat_rate_the_last_reply_and_append_it_to_the_log(t
     assert code == 0
     assert "nothing to rate yet" in text and f"rated the last reply good; appended to {log}" in text
     assert "rated the last reply bad" in text
-    runs = latest_runs(log)
+    runs = read_jsonl(log)
     assert [t.task for t in runs] == ["capital of France?", "capital of Germany?", "and of Spain?"]
     verdicts = [t.records.get(FEEDBACK) for t in runs]
     assert verdicts[0] is not None and verdicts[0].good and verdicts[0].why is None
     assert verdicts[1] is not None and not verdicts[1].good and verdicts[1].why == "it is Berlin"
     assert verdicts[2] is None  # not rated
-    assert len(read_jsonl(log)) == 5  # three runs, two of them appended again when rated
+    assert len(list(iter_jsonl(log))) == 5  # three runs, two of them appended again when rated
     # without --log the rating stays on the session's trajectory, and the chat says how to keep it
     out2 = StringIO()
     run_chat(ChatConfig(model=f"script:{script}", tools="none"), console=Console(file=out2, width=200),

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from agentkit.cli.chat import ChatConfig, run_chat
 from agentkit.cli.main import app
-from agentkit.feedback import latest_runs, rate
+from agentkit.feedback import rate
 from agentkit.memory.experience import TITLE, Experience, database_key_of
 from agentkit.records import EXPERIENCE
 from agentkit.sql import SchemaToolkit
@@ -40,7 +40,7 @@ def test_an_afternoon_of_rated_chat_becomes_experience_and_notes_for_the_next_da
     code = run_chat(ChatConfig(model=f"script:{script}", tools="none", log=log), extra_tools=[SchemaToolkit(db)],
                     console=Console(file=out, width=200), stdin=StringIO("\n".join(lines) + "\n"))
     assert code == 0, out.getvalue()
-    assert len(latest_runs(log)) == 5
+    assert len(read_jsonl(log)) == 5
 
     runner, learned = CliRunner(), tmp_path / "learned"
     # the chat's runs did not record their database: without --db none can be admitted, and it says why
@@ -81,7 +81,7 @@ def test_an_afternoon_of_rated_chat_becomes_experience_and_notes_for_the_next_da
     assert run.records.get(EXPERIENCE).database == database_key_of(db)  # type: ignore[union-attr]
 
     # a run rated bad after it was learned is forgotten on the next pass; passes add each run once
-    first = next(t for t in latest_runs(log) if t.task == asked[0]["question"])
+    first = next(t for t in read_jsonl(log) if t.task == asked[0]["question"])
     rate(first, good=False, why="the question meant active employees", log=log)
     again = runner.invoke(app, ["learn", "--from-runs", str(log), "--from-runs", str(runs), "--db", str(db),
                                 "--out", str(learned)])
