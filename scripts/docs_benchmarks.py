@@ -273,7 +273,9 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
         return ("nearest tool-LoRA training request to each benchmark request (MiniLM cosine): max / p99", "-",
                 "; ".join(f"{k}: {v['max']:.2f} / {v['p99']:.2f}" for k, v in sets.items()))
     if stem.startswith("sql-") and "runs" in data and "split" in data:
-        return (f"generated SQL task set, {data['per_db']} questions per database, {data['max_steps']} steps",
+        extras = (f", {data['votes']} votes" if (data.get("votes") or 1) > 1 else "") + \
+            (", the toolkit's LIMIT check on" if data.get("check_limit") is True else "")
+        return (f"generated SQL task set, {data['per_db']} questions per database, {data['max_steps']} steps{extras}",
                 data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
                                          f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"
                                          for r in data["runs"]))
