@@ -165,7 +165,6 @@ class Agent:
             raise ToolDefinitionError(f"a tool is named {FINAL_RESULT_TOOL!r}, the name typed output uses; rename it")
         self._runner = ToolRunner()
         self._specs = self._specs_of(self.tools)
-        self._final_name = FINAL_RESULT_TOOL if self._output is not None else None
         self._finishers = [t.name for t in self.tools.values() if t.final] + ([FINAL_RESULT_TOOL] if self._output
                                                                                else [])
         self._approvals = approval is not None or any(t.requires_approval is not False for t in self.tools.values())
@@ -332,7 +331,7 @@ class Agent:
             raise ValueError(f"run {state.run_id} is an agent call of run {parent}: resume that run, which "
                              "continues this one")
         if state.status == "finished":
-            return durable.replay(durable.finished_result(state, self._output))
+            return durable.replay(durable.result_of(state.trajectory, self._output))
         if state.status == "running":  # its process died: on from the last checkpoint
             durable.check_running(state)
             return self._execute(state.trajectory.model_copy(deep=True), streaming=streaming, reward_fn=reward_fn,
@@ -517,7 +516,7 @@ class Agent:
 
     def _needing_approval(self, reply: Message) -> list[ToolCall]:
         """The calls of `reply` that need a person's approval before the reply runs."""
-        return [c for c in reply.tool_calls if c.name != self._final_name
+        return [c for c in reply.tool_calls if c.name != self._calls.final_name
                 and needs_approval(self.tools.get(c.name), c.arguments, self.approval)]
 
     def _finish(self, run: RunContext, trace: RunSpans | None, state: LoopState, reward_fn: RewardFn | None,

@@ -19,10 +19,6 @@ def clean_text(value: Any) -> Any:
     anything else is returned as is. `value` itself comes back when nothing in it needed replacing (so
     `clean_text(x) is x` says it was clean). Applied where text enters: model text, parsed tool arguments,
     tool outputs, streamed deltas, and every model reply at `agentkit.models.boundary`."""
-    if type(value) is str and value.isascii():  # the common case, first
-        return value
-    if value is None:
-        return value
     if isinstance(value, str):
         if value.isascii():
             return value

@@ -12,7 +12,8 @@ import logging
 import os
 import re
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -46,6 +47,24 @@ def format_call(name: str, arguments: dict[str, Any], limit: int = 160) -> str:
     """`name(a=1, b='x')`, shortened to `limit` characters."""
     args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
     return short(f"{name}({args})", limit)
+
+
+if TYPE_CHECKING:
+    from agentkit.results import RunResult
+
+
+def follow(events: Iterable[Any], printer: EventPrinter | None) -> RunResult:
+    """Print a run's events as they come (`printer`; None: print nothing) and return its result, the one of its
+    `RunFinished` event. What the run raises is raised here."""
+    result: RunResult | None = None
+    for event in events:
+        if printer is not None:
+            printer.handle(event)
+        if isinstance(event, RunFinished):
+            result = event.result
+    if result is None:
+        raise RuntimeError("the run ended without a result")
+    return result
 
 
 class EventPrinter:

@@ -15,7 +15,6 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from agentkit.agent import RunResult
 from agentkit.cli.chat import (
     ALLOW_DIR_OPTION,
     DEFAULT_CHAT_TOOLS,
@@ -31,9 +30,8 @@ from agentkit.cli.chat import (
     connect_mcp,
     tool_selection,
 )
-from agentkit.cli.console import EventPrinter, format_call, load_model
+from agentkit.cli.console import EventPrinter, follow, format_call, load_model
 from agentkit.cli.memory_options import MEMORY_OPTION
-from agentkit.events import RunFinished
 from agentkit.models import DEFAULT_MODEL, GenerationSettings, ModelConfigError
 from agentkit.runs.approval import policy_from_spec
 from agentkit.tools import ToolDefinitionError
@@ -102,13 +100,8 @@ def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str
 
     # Tool activity goes to stderr so stdout holds only the answer (or the JSON).
     printer = EventPrinter(err, show_text=False) if not (quiet or as_json) else None
-    result: RunResult | None = None
     try:
-        for event in agent.stream(task):
-            if printer is not None:
-                printer.handle(event)
-            if isinstance(event, RunFinished):
-                result = event.result
+        result = follow(agent.stream(task), printer)
     except ModelConfigError as exc:
         err.print(Text(f"error: {exc}", style="red"))
         return EXIT_CONFIG
@@ -117,7 +110,6 @@ def _run_task(task: str, err: Console, mcp_kits: list[MCPToolkit], *, model: str
         return EXIT_NO_ANSWER
     finally:
         agent.close()
-    assert result is not None
     if as_json:
         typer.echo(result.trajectory.model_dump_json(indent=2))
     elif result.answer is not None:

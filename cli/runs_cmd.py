@@ -19,10 +19,9 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from agentkit.agent import Agent, RunResult
-from agentkit.cli.console import EventPrinter, format_call
+from agentkit.agent import Agent
+from agentkit.cli.console import EventPrinter, follow, format_call
 from agentkit.cli.own_agent import load_agent
-from agentkit.events import RunFinished
 from agentkit.home import agentkit_home
 from agentkit.models import ModelConfigError
 from agentkit.runs.approval import AgentRecord, Decision, RunState
@@ -130,13 +129,8 @@ def resume_run(run_id: str, *, store: Path | None = None, agent_spec: str | None
         agent = copy.copy(agent)  # checkpoints go where the run is kept
         agent.store = directory
     printer = EventPrinter(err, show_text=False) if not quiet else None
-    result: RunResult | None = None
     try:
-        for event in agent.resume_stream(state, decisions):
-            if printer is not None:
-                printer.handle(event)
-            if isinstance(event, RunFinished):
-                result = event.result
+        result = follow(agent.resume_stream(state, decisions), printer)
     except ModelConfigError as exc:
         err.print(Text(f"error: {exc}", style="red"))
         return EXIT_CONFIG
@@ -145,7 +139,6 @@ def resume_run(run_id: str, *, store: Path | None = None, agent_spec: str | None
         return EXIT_NO_ANSWER
     finally:
         agent.close()
-    assert result is not None
     if result.answer is not None:
         typer.echo(result.answer)
     if result.stop_reason == "paused":

@@ -208,15 +208,22 @@ def test_a_resumed_run_keeps_what_the_loop_remembered_between_steps(tmp_path) ->
     assert model.settings[0].tool_choice == "submit"
 
 
-def test_a_paused_durable_run_is_resumed_by_id_with_its_decisions(tmp_path) -> None:
-    store = tmp_path / "runs"
-    deleted: list[str] = []
+def deleting(deleted: list[str]):
+    """A `delete` tool that needs approval and records the paths it deleted in `deleted`."""
 
     @tool(requires_approval=True)
     def delete(path: str) -> str:
         """Delete a file."""
         deleted.append(path)
         return f"deleted {path}"
+
+    return delete
+
+
+def test_a_paused_durable_run_is_resumed_by_id_with_its_decisions(tmp_path) -> None:
+    store = tmp_path / "runs"
+    deleted: list[str] = []
+    delete = deleting(deleted)
 
     agent = Agent(ScriptedModel([call("delete", path="old.log"), "deleted"]), tools=[delete], store=store)
     paused = agent.run("clean up")
@@ -231,12 +238,7 @@ def test_a_paused_durable_run_is_resumed_by_id_with_its_decisions(tmp_path) -> N
 def test_an_approved_reply_whose_process_died_runs_its_calls_with_the_recorded_decisions(tmp_path) -> None:
     store = tmp_path / "runs"
     deleted: list[str] = []
-
-    @tool(requires_approval=True)
-    def delete(path: str) -> str:
-        """Delete a file."""
-        deleted.append(path)
-        return f"deleted {path}"
+    delete = deleting(deleted)
 
     reply = calls(("delete", {"path": "a.log"}), ("delete", {"path": "b.log"}))
     agent = Agent(ScriptedModel([reply]), tools=[delete], store=store)

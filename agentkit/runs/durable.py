@@ -252,11 +252,6 @@ def unanswered_reply(state: RunState) -> dict[str, Decision] | None:
     return {a.call_id: Decision(a.approved, a.reason) for a in state.trajectory.approvals if a.call_id in ids}
 
 
-def finished_result(state: RunState, output: OutputSpec | None) -> RunResult:
-    """The result of a finished run, from its state (see `result_of`)."""
-    return result_of(state.trajectory, output)
-
-
 def result_of(trajectory: Trajectory, output: OutputSpec | None) -> RunResult:
     """The result of a run that ended, from its trajectory; the typed output is read back from the answer (None
     when it no longer validates)."""
