@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
+import random
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -45,7 +45,7 @@ def clean_text(value: Any) -> Any:
 
 def new_id(prefix: str = "call") -> str:
     """A short random id, e.g. for tool calls and trajectories."""
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+    return f"{prefix}_{random.getrandbits(48):012x}"  # the module's generator is reseeded in a forked child
 
 
 class ToolCall(BaseModel):
@@ -74,7 +74,18 @@ class Message(BaseModel):
     is_error: bool = False
     parse_error: str | None = None
 
-    _clean = field_validator("content", "name", "parse_error", "tool_call_id")(lambda value: clean_text(value))
+    @model_validator(mode="after")
+    def _clean(self) -> Message:
+        # Runs again for a message already built when it is put in another model (a turn): so it is cheap, and
+        # it takes a message built without validation as it is (the model boundary repairs those).
+        content, name, error, call_id = self.content, self.name, self.parse_error, self.tool_call_id
+        if not (type(content) is str and content.isascii()
+                and (name is None or (type(name) is str and name.isascii()))
+                and (error is None or (type(error) is str and error.isascii()))
+                and (call_id is None or (type(call_id) is str and call_id.isascii()))):
+            self.content, self.name = clean_text(self.content), clean_text(name)
+            self.parse_error, self.tool_call_id = clean_text(error), clean_text(call_id)
+        return self
 
     @classmethod
     def system(cls, content: str) -> Message:

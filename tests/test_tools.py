@@ -167,27 +167,6 @@ def test_parse_docstring_sections() -> None:
     assert args == {"path": "Where.", "opts": "Extra."}
 
 
-def test_tool_without_time_limit_runs_inline() -> None:
-    import threading
-
-    @tool(timeout_s=None)
-    def where() -> str:
-        """Name the thread."""
-        return threading.current_thread().name
-
-    @tool
-    def where_limited() -> str:
-        """Name the thread."""
-        return threading.current_thread().name
-
-    runner = ToolRunner()
-    [inline] = runner.run_many([(where, "where", {})])
-    [pooled] = runner.run_many([(where_limited, "where_limited", {})])
-    assert inline.content == threading.current_thread().name
-    assert pooled.content == "agentkit-tool"
-    runner.close()
-
-
 def test_a_tool_can_take_its_json_schema_as_given() -> None:
     schema = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
               "required": ["city"], "additionalProperties": False}

@@ -63,6 +63,7 @@ class CallResults:
         self._results: dict[str, str] = {}
         self._failures: dict[str, tuple[str, int]] = {}  # call -> (its last error, failures with that error)
         self._calls: dict[str, ToolCall] = {}
+        self._keys: dict[str, str] = {}  # call id -> key, of the calls `repeats` looked at and the run answers next
         self._seen = 0  # messages read so far
 
     def update(self, messages: Sequence[Message]) -> None:
@@ -72,7 +73,7 @@ class CallResults:
                 for call in message.tool_calls:
                     self._calls[call.id] = call
             elif message.role == "tool" and message.tool_call_id in self._calls:
-                key = call_key(self._calls[message.tool_call_id])
+                key = self._keys.pop(message.tool_call_id, None) or call_key(self._calls[message.tool_call_id])
                 if not message.is_error:
                     self._results.setdefault(key, message.content)
                     self._failures.pop(key, None)
@@ -99,7 +100,7 @@ class CallResults:
         out = []
         for call in reply.tool_calls:
             others = [name for name in finish if name != call.name]
-            key = call_key(call)
+            key = self._keys[call.id] = call_key(call)
             if (result := self._results.get(key)) is not None:
                 text = (REPEATED_CALL_FINISH.format(name=call.name, result=result, finish=" or ".join(others))
                         if others else REPEATED_CALL.format(name=call.name, result=result))

@@ -53,6 +53,7 @@ from agentkit.messages import Message, ToolCall
 from agentkit.results import RunResult
 from agentkit.runs.approval import AgentRecord, Decision, LoopRecord, RunState, RunStatus
 from agentkit.tools import Tool, ToolOutcome, failure_text, render_output
+from agentkit.tools.limits import ToolTimeout
 from agentkit.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -449,7 +450,8 @@ class Checkpoint:
             return value
 
         def raised(exc: BaseException) -> None:
-            self._record(call, failure_text(name, exc), True)
+            if not isinstance(exc, ToolTimeout):  # a call past its limit is saved like one on a worker thread
+                self._record(call, failure_text(name, exc), True)
 
         if tool.is_async:
             async def run_async(**kwargs: Any) -> Any:

@@ -25,6 +25,7 @@ from typing import Any, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agentkit.messages import clean_text
+from agentkit.tools import limits
 
 MCP_TOOLKIT = ("agentkit.tools.mcp", "MCPToolkit")
 """Where `Toolkit.from_mcp` finds the MCP toolkit class, imported by name on the first call: the MCP client
@@ -92,6 +93,9 @@ class Tool:
     `parameters` gives the arguments' JSON schema as it is (for tools defined elsewhere, such as an
     MCP server's): the function then takes keyword arguments, and only the schema's required and
     unknown names are checked here; the tool's owner validates the rest.
+
+    `timeout_s` limits one call (`None`: no limit). Past it the model is told the call timed out; how the call
+    is stopped depends on where it runs (`ToolRunner`).
     """
 
     requires_approval: ApprovalRule = False  # also for subclasses that build themselves without __init__
@@ -154,8 +158,7 @@ class Tool:
         """Validated keyword arguments, or raise pydantic's ValidationError."""
         if self.args_model is None:
             return _check_against_schema(self.name, self.parameters or {}, arguments)
-        parsed = self.args_model.model_validate(arguments)
-        return {k: getattr(parsed, k) for k in type(parsed).model_fields}
+        return dict(self.args_model.model_validate(arguments).__dict__)  # the fields (extra ones are refused)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -375,6 +378,10 @@ def parameter_list(t: Tool) -> str:
 class ToolRunner:
     """Runs validated tool calls with time limits, in parallel when several come at once.
 
+    A reply's only call runs in the calling thread when that is the main thread (its limit kept by
+    `agentkit.tools.limits`, which interrupts it with `ToolTimeout`) or when it has no limit; otherwise calls run
+    on worker threads, and a call still running at its limit is left to finish on its own while the run goes on.
+
     The calls of one reply share one deadline: each call's time limit counts from the moment the
     reply's calls start, so 100 slow calls take as long as the slowest limit, not the sum. At most
     `max_calls` calls of one reply run; the others come back as errors saying so. Whatever a tool
@@ -395,8 +402,10 @@ class ToolRunner:
         skipped = [ToolOutcome(f"Tool {name} was not run: at most {self.max_calls} tool calls per reply "
                                f"(this reply made {len(calls)}); call fewer at once.", is_error=True)
                    for _, name, _ in calls[self.max_calls :]]
-        if len(prepared) == 1 and not isinstance(prepared[0], ToolOutcome) and prepared[0][0].timeout_s is None:
-            return [_run_inline(*prepared[0]), *skipped]  # no time limit asked: no thread hand-off
+        if len(prepared) == 1 and not isinstance(prepared[0], ToolOutcome):
+            t, kwargs = prepared[0]
+            if t.timeout_s is None or limits.usable():  # one call: in this thread, no hand-off
+                return [_run_inline(t, kwargs), *skipped]
         start = time.monotonic()
         futures = {
             i: self._pool.submit(_invoke, p[0], p[1]) for i, p in enumerate(prepared) if not isinstance(p, ToolOutcome)
@@ -413,8 +422,7 @@ class ToolRunner:
             except FutureTimeout:
                 if not future.cancel():
                     self._pool.abandon(future)
-                outcomes.append(ToolOutcome(f"Tool {t.name} timed out after {t.timeout_s:g} s.", is_error=True,
-                                            duration_s=time.monotonic() - start))
+                outcomes.append(_timed_out(t, time.monotonic() - start))
                 continue
             elapsed = time.monotonic() - start
             if error is not None:
@@ -437,13 +445,27 @@ class ToolRunner:
 
 
 def _run_inline(t: Tool, kwargs: dict[str, Any]) -> ToolOutcome:
+    """Run one call in this thread; a time limit is kept by `limits` (this is then the main thread)."""
     start = time.perf_counter()
+    watch = limits.enter(t.timeout_s) if t.timeout_s is not None else None
     try:
-        value = _invoke(t, kwargs)
+        try:
+            value = _invoke(t, kwargs)
+        finally:
+            passed = watch is not None and limits.leave(watch)
     except BaseException as exc:  # SystemExit or KeyboardInterrupt from a tool must not end the run
-        return ToolOutcome(failure_text(t.name, exc), is_error=True,
-                           duration_s=time.perf_counter() - start)
+        if watch is not None and limits.leave(watch):
+            return _timed_out(t, time.perf_counter() - start)
+        if isinstance(exc, limits.ToolTimeout):
+            raise  # the limit of a call this one runs inside
+        return ToolOutcome(failure_text(t.name, exc), is_error=True, duration_s=time.perf_counter() - start)
+    if passed:  # the tool took the ToolTimeout and went on, or returned just as its limit passed
+        return _timed_out(t, time.perf_counter() - start)
     return ToolOutcome(render_output(value, t.max_output_chars), duration_s=time.perf_counter() - start, value=value)
+
+
+def _timed_out(t: Tool, elapsed: float) -> ToolOutcome:
+    return ToolOutcome(f"Tool {t.name} timed out after {t.timeout_s:g} s.", is_error=True, duration_s=elapsed)
 
 
 _Job = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
