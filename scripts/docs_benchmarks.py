@@ -197,6 +197,21 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             f"{d['default']['speed']['ours']['decode_tok_s']} against {d['default']['speed']['raw']['decode_tok_s']} "
             f"tok/s ({d['default']['speed']['decode_ratio']}×); `agentkit chat` ready in "
             f"{d['chat_start']['cold_s']} s cold, {d['chat_start']['warm_s'][0]} s warm"),
+        "local_engine-shipped": lambda d: (
+            "decode speed of the shipped default (the 1.5B GGUF with its tool LoRA applied at run time, as "
+            "`local:default` loads it) against llama.cpp's own `llama-bench` (built from the llama.cpp that "
+            f"llama-cpp-python {d['default']['llama_bench']['base']['build']} vendors) on the same GGUF, "
+            f"{d['default']['llama_bench']['threads']} threads, {d['default']['llama_bench']['new_tokens']} tokens "
+            f"after {d['default']['llama_bench']['depth']} in the context; llama-bench runs no adapter, so it also "
+            "ran a GGUF with the LoRA merged in (`llama-export-lora` writes the merged weights unquantised: "
+            f"{d['default']['llama_bench']['lora merged']['file_mb']} MB against "
+            f"{d['default']['llama_bench']['base']['file_mb']} MB, not the same file)", "-",
+            f"agentkit, shipped: {d['default']['speed']['shipped']['decode_tok_s']} tok/s; agentkit, bare GGUF: "
+            f"{d['default']['speed']['ours']['decode_tok_s']}; llama-cpp-python, bare GGUF: "
+            f"{d['default']['speed']['raw']['decode_tok_s']}; llama-bench, bare GGUF: "
+            f"{d['default']['llama_bench']['base']['decode_tok_s']}; shipped / llama-bench bare: "
+            f"{d['default']['shipped_over_llama_bench']['base']}×; llama-bench, merged unquantised: "
+            f"{d['default']['llama_bench']['lora merged']['decode_tok_s']}"),
         "local_engine": lambda d: (
             "decode speed, agentkit's llama.cpp wrapper against llama-cpp-python on the same GGUF, 1 thread, "
             "loaded machine (`default` was the bare 0.5B then)", "-",
@@ -251,6 +266,12 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             f"SQL: {d['sql']['tried']} tried, {d['sql']['crashed']} crashed, worst {d['sql']['worst_query_s']} s; "
             f"loop: {d['loop']['runs']} runs, {d['loop']['crashes']} crashes, {d['loop']['hangs']} hangs; "
             f"records lost after kills: {sum(k.get('lost', 0) for k in d['kills'])}"),
+        "fresh-chat-empty-cache": lambda d: (
+            "`make chat` from a copy of the tree with an empty pip cache, pip's machine configuration off (every "
+            "package downloaded from PyPI) and an empty agentkit home; local wheels: "
+            f"{d['local_wheels']} (this machine cannot reach the PyTorch CPU index); {d['cores']} cores, "
+            f"1-minute load {d['load_1min_at_end']} at the end", "-",
+            f"setup {d['setup_s']} s, chat prompt at {d['chat_ready_s']} s, first answer at {d['first_answer_s']} s"),
         "fresh-chat-default-1.5b": lambda d: (
             "`make chat` from a copy of the tree, empty pip cache and agentkit home, 2 idle cores; "
             "a local torch wheel was supplied (not a truly empty cache)", "-",

@@ -169,3 +169,24 @@ def test_an_agent_goes_on_after_a_call_timed_out_in_its_thread() -> None:
     result = Agent(model, tools=[stuck, where]).run("go")
     observations = [m.content for m in result.trajectory.messages if m.role == "tool"]
     assert observations == ["Tool stuck timed out after 0.2 s.", "MainThread"] and result.answer == "done"
+
+
+def test_a_forked_child_keeps_time_limits_of_its_own() -> None:
+    import multiprocessing
+
+    run_one(where)  # the parent's watchdog is running before the fork
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        content, seconds = pool.apply(_slow_call_in_child)
+    assert content == "Tool nap timed out after 0.3 s." and seconds < 1.5
+
+
+def _slow_call_in_child() -> tuple[str, float]:
+    @tool(timeout_s=0.3)
+    def nap() -> str:
+        """Sleep too long."""
+        time.sleep(5)
+        return "late"
+
+    start = time.monotonic()
+    return run_one(nap).content, time.monotonic() - start

