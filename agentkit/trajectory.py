@@ -61,7 +61,12 @@ class Turn(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     duration_s: float = 0.0
 
-    _clean = field_validator("prompt_text", "completion_text")(lambda value: clean_text(value))
+    @model_validator(mode="after")
+    def _clean(self) -> Turn:
+        prompt, completion = self.prompt_text, self.completion_text
+        if not (type(prompt) is str and prompt.isascii() and type(completion) is str and completion.isascii()):
+            self.prompt_text, self.completion_text = clean_text(prompt), clean_text(completion)
+        return self
 
 
 class ApprovalRecord(BaseModel):

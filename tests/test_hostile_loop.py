@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -116,13 +117,25 @@ def test_cli_run_with_a_surrogate_script_exits_0(tmp_path) -> None:
 @pytest.mark.parametrize("kind", ["bigint", "deep", "badstr", "exit", "interrupt"])
 def test_hostile_tool_values_and_exits_become_observations(tmp_path, kind) -> None:
     agent, log = _agent([call("hostile", kind=kind), "survived"], tmp_path)
-    result = agent.run("go")
+    if kind == "interrupt":  # in the main thread a KeyboardInterrupt is Ctrl-C: only elsewhere is it the tool's
+        with ThreadPoolExecutor(1) as pool:
+            result = pool.submit(agent.run, "go").result()
+    else:
+        result = agent.run("go")
     assert result.answer == "survived"
     observation = next(m for m in result.trajectory.messages if m.role == "tool")
     expected = {"bigint": "cannot be shown as text", "deep": "RecursionError", "badstr": "no text for you",
                 "exit": "raised SystemExit: 3", "interrupt": "raised KeyboardInterrupt"}[kind]
     assert expected in observation.content
     assert len(read_jsonl(log)) == 1
+
+
+def test_a_keyboard_interrupt_in_a_tool_in_the_main_thread_stops_the_run(tmp_path) -> None:
+    agent, _ = _agent([call("hostile", kind="interrupt"), "survived"], tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        agent.run("go")
+    again, _ = _agent([call("echo", text="hi"), "still works"], tmp_path)
+    assert again.run("go").answer == "still works"
 
 
 def test_a_tool_without_time_limit_raising_system_exit_is_an_observation() -> None:

@@ -23,7 +23,7 @@ RATIO_BOUND = 8.0  # linear is 4, quadratic 16
 TOO_SMALL_TO_RATE_S = 0.05  # below this a 1 MB read is fast whatever its growth
 
 CASES = {
-    "tool calls in text (toolcall_text)": [
+    "tool calls in text (tools.text_calls)": [
         "deep nesting (tagged)", "deep, never closed (arguments)", "many bracket pairs (tagged)",
         "trees 50 deep (fenced)", "long string (arguments)", "mixed quotes (arguments)",
         "single-quoted strings (arguments)", "trailing commas (tagged)", "unterminated fences",
@@ -31,7 +31,7 @@ CASES = {
     "lenient JSON (jsontext)": ["deep objects", "trees 99 deep, open", "mixed quotes", "escaped single quotes",
                                 "braces in prose", "apostrophes"],
     "backend reply (openai_compat)": ["deep nesting (arguments)", "mixed quotes (content)", "long string (content)"],
-    "MCP results (mcp_client)": ["one long text", "many blocks", "deep structured content"],
+    "MCP results (tools.mcp)": ["one long text", "many blocks", "deep structured content"],
 }
 
 

@@ -385,7 +385,8 @@ class ToolRunner:
     The calls of one reply share one deadline: each call's time limit counts from the moment the
     reply's calls start, so 100 slow calls take as long as the slowest limit, not the sum. At most
     `max_calls` calls of one reply run; the others come back as errors saying so. Whatever a tool
-    raises, `SystemExit` and `KeyboardInterrupt` included, becomes an error outcome.
+    raises, `SystemExit` included, becomes an error outcome, except `KeyboardInterrupt` in the main
+    thread: that is Ctrl-C, and it stops the run.
     """
 
     def __init__(self, max_workers: int = 8, max_calls: int = MAX_CALLS_PER_REPLY) -> None:
@@ -458,6 +459,8 @@ def _run_inline(t: Tool, kwargs: dict[str, Any]) -> ToolOutcome:
             return _timed_out(t, time.perf_counter() - start)
         if isinstance(exc, limits.ToolTimeout):
             raise  # the limit of a call this one runs inside
+        if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is threading.main_thread():
+            raise  # Ctrl-C (a signal reaches only the main thread): it stops the run, as it would between calls
         return ToolOutcome(failure_text(t.name, exc), is_error=True, duration_s=time.perf_counter() - start)
     if passed:  # the tool took the ToolTimeout and went on, or returned just as its limit passed
         return _timed_out(t, time.perf_counter() - start)

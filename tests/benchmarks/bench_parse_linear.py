@@ -208,14 +208,14 @@ def limits() -> dict[str, int]:
 
 
 READERS: dict[str, Callable[[], tuple[Callable[[int], dict[str, Any]], Callable[[Any], Any]]]] = {
-    "tool calls in text (toolcall_text)": tool_call_reader,
+    "tool calls in text (tools.text_calls)": tool_call_reader,
     "lenient JSON (jsontext)": lenient_reader,
     "backend reply (openai_compat)": backend_reader,
     "SQL guard (sql.guard)": sql_reader,
     "SKILL.md (skills.skillmd)": skill_md_reader,
     "chat sessions (memory.sessions)": session_reader,
     "trajectory logs (trajectory)": trajectory_reader,
-    "MCP results (mcp_client)": mcp_reader,
+    "MCP results (tools.mcp)": mcp_reader,
 }
 
 
