@@ -146,3 +146,14 @@ def test_record_shapes_are_versioned_with_the_trajectory_schema() -> None:
     current = json.loads(json.dumps({k.name: k.model.model_json_schema() for k in RECORD_KEYS}, sort_keys=True))
     assert current == json.loads(snapshot.read_text()), (
         "a record model changed shape: bump agentkit.trajectory.SCHEMA_VERSION and write its snapshot")
+
+
+def test_ids_differ_when_random_is_seeded_the_same() -> None:
+    import random
+
+    from agentkit.messages import new_id
+
+    random.seed(0)  # training seeds `random` in every process; run and call ids must still not repeat
+    first = new_id("traj")
+    random.seed(0)
+    assert new_id("traj") != first
