@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from agentkit import Agent, tool
 from agentkit.messages import Message, ToolCall, Usage, clean_text
-from agentkit.models.boundary import checked_message, checked_response
+from agentkit.models.boundary import _plain, _repaired, checked_message, checked_response
 from agentkit.models.chat_format import to_message
 from agentkit.models.openai_compat import parse_completion, parse_stream
 from agentkit.models.protocol import ModelResponse, TextDelta, TokenRecord
@@ -108,9 +108,31 @@ def assert_valid(response: ModelResponse) -> None:
     """`response` keeps the reply contract: checking it again changes nothing."""
     assert isinstance(response, ModelResponse)
     assert checked_message(response.message) is response.message
+    assert _repaired(response.message) is response.message  # the shortcut and the full check agree
     assert checked_response(response) is response or checked_response(response).message is response.message
     assert response.usage.input_tokens >= 0 and response.usage.output_tokens >= 0
     Trajectory().add_turn(response.message, phase="act", tokens=response.tokens, usage=response.usage)
+
+
+ODD_TEXT = st.sampled_from(["", "ok", "ok", " ", "x" * (MAX_REPLY_CHARS + 1), "é", "\ud800", None, 5])
+BUILT_CALL = st.builds(lambda name, call_id, arguments: ToolCall.model_construct(name=name, id=call_id,
+                                                                                  arguments=arguments),
+                       st.sampled_from(["add", "add", "", " ", "x" * 300, "é", None, 5]),
+                       st.sampled_from(["c1", "c1", "c2", "", " ", "x" * 300, "é", None]),
+                       st.sampled_from([{}, {"a": 1}, {"a": "é"}, {"a": "\ud800"}, {"a": [1]}, {1: 2}, [1], None]))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(content=ODD_TEXT, calls=st.lists(st.one_of(BUILT_CALL, st.just({"name": "add"})), max_size=2),
+       parse_error=st.sampled_from([None, None, "x", "é"]))
+def test_the_one_pass_check_takes_only_what_the_full_check_keeps(content: Any, calls: list[Any],
+                                                                   parse_error: Any) -> None:
+    message = Message.model_construct(role="assistant", content=content, tool_calls=calls, parse_error=parse_error,
+                                      tool_call_id=None, name=None, is_error=False)
+    if _plain(message):
+        assert _repaired(message) is message
+    checked = checked_message(message)
+    assert checked_message(checked) is checked
 
 
 # -- each backend's conversion ---------------------------------------------------------------------------------------

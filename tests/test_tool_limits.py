@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentkit import Agent, ToolCall, tool
-from agentkit.testing import ScriptedModel
+from agentkit import Agent, tool
+from agentkit.testing import ScriptedModel, call
 from agentkit.tools import Tool, ToolOutcome, ToolRunner, limits
 
 
@@ -110,38 +110,26 @@ def test_an_async_tool_is_cancelled_at_its_limit() -> None:
     assert cancelled == [True]
 
 
-def test_the_limit_of_an_outer_call_stops_a_call_nested_in_it() -> None:
-    @tool(timeout_s=10)
-    def inner() -> str:
-        """Sleep within a long limit."""
+@pytest.mark.parametrize(("inner_s", "outer_s", "expected"), [
+    (10, 0.3, "Tool outer timed out after 0.3 s."),  # the outer limit stops the inner call with it
+    (0.2, 10, "outer saw: Tool inner timed out after 0.2 s."),  # the inner limit leaves the outer call running
+])
+def test_nested_calls_each_keep_their_own_limit(inner_s: float, outer_s: float, expected: str) -> None:
+    def sleeps() -> str:
+        """Sleep past any limit here."""
         time.sleep(5)
         return "inner done"
 
-    @tool(timeout_s=0.3)
-    def outer() -> str:
-        """Run the inner tool."""
-        return run_one(inner).content
+    inner = Tool(sleeps, name="inner", timeout_s=inner_s)
 
-    start = time.monotonic()
-    outcome = run_one(outer)
-    assert time.monotonic() - start < 1.5
-    assert outcome.content == "Tool outer timed out after 0.3 s."
-
-
-def test_a_nested_call_past_its_own_limit_leaves_the_outer_call_running() -> None:
-    @tool(timeout_s=0.2)
-    def inner() -> str:
-        """Sleep past the limit."""
-        time.sleep(5)
-        return "inner done"
-
-    @tool(timeout_s=10)
-    def outer() -> str:
+    def runs_inner() -> str:
         """Run the inner tool and say what it gave."""
         return "outer saw: " + run_one(inner).content
 
-    outcome = run_one(outer)
-    assert not outcome.is_error and outcome.content == "outer saw: Tool inner timed out after 0.2 s."
+    start = time.monotonic()
+    outcome = run_one(Tool(runs_inner, name="outer", timeout_s=outer_s))
+    assert time.monotonic() - start < 1.5
+    assert outcome.content == expected and outcome.is_error == expected.startswith("Tool outer")
 
 
 def test_a_program_that_uses_the_signal_gets_worker_threads() -> None:
@@ -162,11 +150,7 @@ def test_an_agent_goes_on_after_a_call_timed_out_in_its_thread() -> None:
         time.sleep(5)
         return "late"
 
-    script = [ToolCall(name="stuck", arguments={}), ToolCall(name="where", arguments={}), "done"]
-    from agentkit import Message
-
-    model = ScriptedModel([Message.assistant(tool_calls=[c]) if isinstance(c, ToolCall) else c for c in script])
-    result = Agent(model, tools=[stuck, where]).run("go")
+    result = Agent(ScriptedModel([call("stuck"), call("where"), "done"]), tools=[stuck, where]).run("go")
     observations = [m.content for m in result.trajectory.messages if m.role == "tool"]
     assert observations == ["Tool stuck timed out after 0.2 s.", "MainThread"] and result.answer == "done"
 

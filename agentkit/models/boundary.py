@@ -145,8 +145,11 @@ def _checked(response: Any) -> ModelResponse:
 
 def checked_message(message: Message) -> Message:
     """An assistant message that keeps the contract (see the module docstring): `message` itself when it does."""
-    if _plain(message):
-        return message
+    return message if _plain(message) else _repaired(message)
+
+
+def _repaired(message: Message) -> Message:
+    """`checked_message` field by field: `message` itself when it keeps the contract, else a repaired copy."""
     content = clean_text(message.content if isinstance(message.content, str) else reply_text(message.content))
     problems: list[str] = []
     if len(content) > MAX_REPLY_CHARS:
@@ -193,7 +196,8 @@ def checked_message(message: Message) -> Message:
 
 def _plain(message: Message) -> bool:
     """Whether `message` keeps the contract in the common way, checked in one pass: ASCII text within bounds, no
-    parse error, and calls of known type with ASCII names and ids, distinct ids, and flat ASCII arguments."""
+    parse error, and calls of known type with ASCII names and ids, distinct ids, and flat ASCII arguments. A
+    shortcut of `_repaired` (which returns such a message itself), tested to agree with it."""
     content, calls = message.content, message.tool_calls
     if not (type(content) is str and content.isascii() and len(content) <= MAX_REPLY_CHARS
             and message.parse_error is None and message.tool_call_id is None and message.name is None
@@ -201,8 +205,10 @@ def _plain(message: Message) -> bool:
         return False
     ids: set[str] = set()
     for call in calls:
+        if type(call) is not ToolCall:
+            return False
         name, call_id, arguments = call.name, call.id, call.arguments
-        if not (type(call) is ToolCall and type(name) is str and name.isascii() and 0 < len(name) <= MAX_NAME_CHARS
+        if not (type(name) is str and name.isascii() and 0 < len(name) <= MAX_NAME_CHARS
                 and not name.isspace() and type(call_id) is str and call_id.isascii()
                 and 0 < len(call_id) <= MAX_ID_CHARS and not call_id.isspace() and call_id not in ids
                 and type(arguments) is dict and _flat(arguments) and clean_text(arguments) is arguments):

@@ -454,7 +454,7 @@ def _run_inline(t: Tool, kwargs: dict[str, Any]) -> ToolOutcome:
             value = _invoke(t, kwargs)
         finally:
             passed = watch is not None and limits.leave(watch)
-    except BaseException as exc:  # SystemExit or KeyboardInterrupt from a tool must not end the run
+    except BaseException as exc:  # SystemExit from a tool must not end the run
         if watch is not None and limits.leave(watch):
             return _timed_out(t, time.perf_counter() - start)
         if isinstance(exc, limits.ToolTimeout):
