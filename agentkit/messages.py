@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -45,7 +45,7 @@ def clean_text(value: Any) -> Any:
 
 def new_id(prefix: str = "call") -> str:
     """A short random id, e.g. for tool calls and trajectories."""
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"  # from os.urandom: seeding `random` (training does) cannot repeat ids
+    return f"{prefix}_{os.urandom(6).hex()}"  # from os.urandom: seeding `random` (training does) cannot repeat ids
 
 
 class ToolCall(BaseModel):
