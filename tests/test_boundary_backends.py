@@ -15,7 +15,8 @@ import pytest
 from agentkit import Agent, tool
 from agentkit.messages import Message
 from agentkit.models.boundary import checked_response
-from agentkit.models.openai_compat import EMPTY_REPLY, NO_CHOICES, OpenAIModel
+from agentkit.models.openai_compat import OpenAIModel
+from agentkit.models.openai_response import EMPTY_REPLY, NO_CHOICES
 from agentkit.models.protocol import GenerationSettings, ModelResponse
 from agentkit.models.vllm_model import VLLMModel
 from agentkit.tools.text_calls import MAX_REPLY_CHARS
@@ -224,7 +225,7 @@ def test_a_body_that_is_not_json_is_retried_as_a_server_error(server: RawServer)
 
 def test_the_problems_are_named() -> None:
     model = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="k")
-    from agentkit.models.openai_compat import parse_completion
+    from agentkit.models.openai_response import parse_completion
 
     def error(body: Any) -> str:
         return parse_completion(body, [add.spec()]).message.parse_error or ""

@@ -18,7 +18,8 @@ from agentkit import Agent, tool
 from agentkit.messages import Message, ToolCall, Usage, clean_text
 from agentkit.models.boundary import _plain, _repaired, checked_message, checked_response
 from agentkit.models.chat_format import to_message
-from agentkit.models.openai_compat import parse_completion, parse_stream
+from agentkit.models.openai_response import parse_completion
+from agentkit.models.openai_stream import parse_stream
 from agentkit.models.protocol import ModelResponse, TextDelta, TokenRecord
 from agentkit.models.vllm_model import VLLMModel
 from agentkit.tools.text_calls import MAX_REPLY_CHARS

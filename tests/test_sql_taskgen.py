@@ -16,7 +16,7 @@ from agentkit.sql.extract import sql_in_text
 from agentkit.sql.taskgen import Col, Domain, FrozenMismatch, Table, build_tasks, split_of
 from agentkit.sql.taskgen.build import FROZEN, check_gold, load_frozen
 from agentkit.sql.taskgen.domains import ALL_DOMAINS
-from agentkit.sql.taskgen.questions import Question
+from agentkit.sql.taskgen.template_base import Question
 
 
 @pytest.fixture(scope="module")

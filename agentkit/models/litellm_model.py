@@ -18,16 +18,15 @@ from agentkit.messages import Message
 from agentkit.models.boundary import unreadable_reply
 from agentkit.models.litellm_env import import_litellm
 from agentkit.models.openai_compat import (
-    BrokenStream,
     callable_tools,
     generate_with_choice,
     native_tool_choice,
-    parse_completion,
-    parse_stream,
     priced,
     request_options,
     to_openai_messages,
 )
+from agentkit.models.openai_response import parse_completion
+from agentkit.models.openai_stream import BrokenStream, parse_stream
 from agentkit.models.protocol import (
     GenerationSettings,
     ModelConfigError,

@@ -34,15 +34,8 @@ from typing import Any
 
 from agentkit.messages import Message, Usage
 from agentkit.models.boundary import count, log_probs, reply_text, token_ids, unreadable_reply
-from agentkit.models.openai_compat import (
-    NO_CHOICES,
-    OpenAIModel,
-    _get,
-    assistant_message,
-    nonempty_message,
-    openai_errors,
-    to_openai_messages,
-)
+from agentkit.models.openai_compat import OpenAIModel, openai_errors, to_openai_messages
+from agentkit.models.openai_response import NO_CHOICES, _get, assistant_message, nonempty_message
 from agentkit.models.protocol import (
     GenerationSettings,
     ModelResponse,

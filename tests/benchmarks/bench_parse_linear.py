@@ -91,7 +91,7 @@ def lenient_reader() -> tuple[Callable[[int], dict[str, Any]], Callable[[Any], A
 
 
 def backend_reader() -> tuple[Callable[[int], dict[str, Any]], Callable[[Any], Any]]:
-    from agentkit.models.openai_compat import parse_completion
+    from agentkit.models.openai_response import parse_completion
 
     spec = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
 

@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.sql.taskgen.fill import create_statements, generate_rows, write_database
-from agentkit.sql.taskgen.questions import Question, candidates
+from agentkit.sql.taskgen.questions import candidates
 from agentkit.sql.taskgen.spec import Domain
+from agentkit.sql.taskgen.template_base import Question
 
 SPLITS = ("train", "dev", "test")
 MAX_ROWS = 30
