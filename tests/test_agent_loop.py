@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
-from agentkit import Agent, Message, tool
+from agentkit import Agent, Message, ToolCall, tool
 from agentkit.events import ContextAdded, ModelText, ModelTurn, PhaseStarted, RunFinished, ToolFinished, ToolStarted
 from agentkit.loop.extensions import Instructions
-from agentkit.loop.repeats import uses_results
+from agentkit.loop.repeats import call_key, uses_results
 from agentkit.models.protocol import GenerationSettings, ModelResponse, TransientModelError
 from agentkit.testing import FunctionModel, ScriptedModel, ScriptExhausted, call, calls
 from agentkit.trajectory import read_jsonl
@@ -511,3 +512,19 @@ def test_run_context_joins_the_system_prompt_but_not_the_task() -> None:
     assert user == "the question" and result.trajectory.task == "the question"
     again = agent.run("another")  # context is per run
     assert "CREATE TABLE" not in again.trajectory.messages[0].content
+
+
+@pytest.mark.parametrize(("same", "arguments", "other"), [
+    (True, {"a": 1, "b": "x"}, {"b": "x", "a": 1}),      # order does not matter
+    (False, {"x": 1}, {"x": True}),                       # 1 and True are different calls
+    (False, {"x": 1}, {"x": 1.0}),
+    (False, {"x": 1}, {"x": "1"}),
+    (False, {"x": None}, {}),
+    (True, {"x": [1, {"b": 2, "a": 1}]}, {"x": [1, {"a": 1, "b": 2}]}),  # nested: canonical JSON
+    (False, {"x": [1]}, {"x": "[1]"}),
+])
+def test_a_calls_key_is_the_same_exactly_for_the_same_arguments(same: bool, arguments: dict[str, Any],
+                                                                 other: dict[str, Any]) -> None:
+    first, second = ToolCall(name="t", arguments=arguments), ToolCall(name="t", arguments=other)
+    assert (call_key(first) == call_key(second)) is same
+    assert call_key(first) != call_key(ToolCall(name="u", arguments=arguments))

@@ -48,11 +48,17 @@ FAILURES_BEFORE_REFUSAL = 2
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)  # made once: dumps() makes one a call
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def call_key(call: ToolCall) -> str:
-    """A call's identity: its tool's name and its arguments, in canonical JSON."""
-    return call.name + _CANONICAL.encode(call.arguments)
+    """A call's identity: its tool's name and its arguments in a canonical form (the same for the same
+    arguments in any order, different for different values or types): flat arguments as the `repr` of
+    their sorted items, any others as canonical JSON (the two forms begin differently, `[` and `{`)."""
+    arguments = call.arguments
+    if all(type(v) in _SCALARS for v in arguments.values()):
+        return call.name + repr(sorted(arguments.items()) if len(arguments) > 1 else list(arguments.items()))
+    return call.name + _CANONICAL.encode(arguments)
 
 
 class CallResults:
@@ -99,8 +105,8 @@ class CallResults:
             return None
         out = []
         for call in reply.tool_calls:
-            others = [name for name in finish if name != call.name]
             key = self._keys[call.id] = call_key(call)
+            others = [name for name in finish if name != call.name] if finish else []
             if (result := self._results.get(key)) is not None:
                 text = (REPEATED_CALL_FINISH.format(name=call.name, result=result, finish=" or ".join(others))
                         if others else REPEATED_CALL.format(name=call.name, result=result))
