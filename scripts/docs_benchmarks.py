@@ -53,8 +53,8 @@ _ERAS = {
         learn-cli-default-45m-seed1 learn-memory-default-q4-45m-seed1 learn-min0-checks-pacing-seed1
         learn-min0-checks-pacing-seed2 learn-min0-checks-pacing-seed3 learn-unordered-checks-pacing-seed0
         learn-unordered-checks-pacing-seed1 learn-unordered-checks-pacing-seed2 tool-order-default-a""",
-    Q15_TOOLS: """capability-default-1.5b-a clinic-qwen1.5b-tools-quoted capability-default-c multiturn-default
-        multiturn-default-first3""",
+    Q15_TOOLS: """capability-default-1.5b-a capability-default-1.5b-a2 capability-default-1.5b-b
+        clinic-qwen1.5b-tools-quoted capability-default-c multiturn-default multiturn-default-first3 from-runs-dev""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -300,6 +300,18 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                 data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
                                          f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"
                                          for r in data["runs"]))
+    if stem.startswith("from-runs-") and "overall" in data and "databases" in data:
+        o, c = data["overall"], data["config"]
+        per_db = ", ".join(f"{d['db_id']} {len(d['afternoon']['tasks'])} + {d['before']['tasks']}"
+                           for d in data["databases"])
+        return (f"learning from rated use (`bench_from_runs.py`): per database, an afternoon of draft runs "
+                f"({c['votes']} votes, {_model(stem, data['model'])}) rated good or bad against gold and learned "
+                f"with `learn --from-runs`, then the next questions before and after `--memory` (afternoon + "
+                f"held-out: {per_db})", data["data_kind"],
+                f"held-out {o['before']['correct']}/{o['heldout_tasks']} → {o['after']['correct']}/"
+                f"{o['heldout_tasks']} ({o['delta_points']:+.1f} points; {o['became_right']} became right, "
+                f"{o['became_wrong']} wrong); afternoon {o['afternoon_good']} good, {o['afternoon_bad']} bad, "
+                f"{o['examples_learned']} examples learned")
     if stem.startswith("install_"):
         return (f"core install (`pip install .`, no extras), {data['ref']}", "-",
                 f"{data['site_packages_mb']} MB, {data['distributions']} distributions, "

@@ -26,6 +26,7 @@ import os
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,25 @@ def pick(tasks: list[Any], per_db: int) -> list[Any]:
             seen[db] += 1
             out.append(t)
     return out
+
+
+def split_environment(data: Path, split: str, schema: str, *, check_limit: bool = False) -> Any:
+    """The SQL environment over a built split's task file (`build_tasks(data, splits=(split,))` first)."""
+    from agentkit.environments.sql import SQLEnvironment
+
+    return SQLEnvironment(tasks=data / f"{split}.jsonl", schema=schema, name=f"sql-{split}", check_limit=check_limit)
+
+
+def config_factory(config: str, env: Any, model: Any, *, max_steps: int, votes: int,
+                   learned: Sequence[Any] = ()) -> Callable[[list[Any]], Any]:
+    """How a configuration (agent, draft or single-shot) builds its agent for an episode of `env`, greedy;
+    `learned`: extensions attached as `--memory DIR` attaches them (`agentkit.cli.memory_options`)."""
+    from agentkit.cli.eval_cmd import agent_factory
+    from agentkit.models import GenerationSettings
+
+    planner = {"agent": "react", "draft": "draft", "single-shot": "single-shot"}[config]
+    return agent_factory(planner, env, model, max_steps=max_steps, settings=GenerationSettings(temperature=0.0),
+                         explore_steps=0, map_steps=1, persist_priors=False, votes=votes, learned=learned)
 
 
 def summarise(run: Any, tasks: list[Any]) -> dict[str, Any]:
@@ -97,14 +117,11 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from agentkit.cli.eval_cmd import agent_factory
-    from agentkit.environments.sql import SQLEnvironment
     from agentkit.evaluation import EvalConfig, evaluate
-    from agentkit.models import GenerationSettings, resolve_model
+    from agentkit.models import resolve_model
     from agentkit.sql.taskgen import build_tasks
 
     build_tasks(args.data, splits=(args.split,))
-    settings = GenerationSettings(temperature=0.0)
     report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db, "votes": args.votes,
                               "max_steps": args.max_steps, "concurrency": args.concurrency,
                               "check_limit": args.check_limit,
@@ -112,13 +129,10 @@ def main() -> int:
                               "started": time.strftime("%Y-%m-%d %H:%M"), "runs": []}
     for config in args.configs:
         schema, model_name = ("full", args.baseline_model) if config == "single-shot" else (args.schema, args.model)
-        env = SQLEnvironment(tasks=args.data / f"{args.split}.jsonl", schema=schema, name=f"sql-{args.split}",
-                             check_limit=args.check_limit)
+        env = split_environment(args.data, args.split, schema, check_limit=args.check_limit)
         tasks = pick(list(env.tasks()), args.per_db)
         model = resolve_model(model_name, parallel=args.concurrency)
-        planner = {"agent": "react", "draft": "draft", "single-shot": "single-shot"}[config]
-        build = agent_factory(planner, env, model, max_steps=args.max_steps, settings=settings, explore_steps=0,
-                              map_steps=1, persist_priors=False, votes=args.votes)
+        build = config_factory(config, env, model, max_steps=args.max_steps, votes=args.votes)
         t0 = time.perf_counter()
 
         def tick(result: Any, name: str = config) -> None:

@@ -1,0 +1,387 @@
+"""Learning from rated use (`agentkit learn --from-runs`): an afternoon of rated runs on a database, and the next
+day's held-out questions on that database without and with what was learned.
+
+    python tests/benchmarks/bench_from_runs.py --split dev                       # 3 databases, 40 + 20 questions
+    python tests/benchmarks/bench_from_runs.py --split dev --db-ids home_care --afternoon 20 --heldout 10
+    python tests/benchmarks/bench_from_runs.py --split dev --dbs 1 --afternoon 3 --heldout 2 --out /tmp/smoke.json
+
+Per database of the generated SQL task set's split (`--dbs` first ones in the split's order, or `--db-ids`):
+
+1. the afternoon: its first `--afternoon` questions, each one run of the agent `agentkit sql` is (the draft
+   planner, `--votes` drafts voting by their results, the CREATE TABLEs shown up front: `--schema tables`;
+   built as `bench_sql_split.py` builds its draft configuration), greedy. Each run is logged to a JSONL
+   trajectory log as an application logs it (without the gold scores) and rated by a simulated user with
+   `agentkit.feedback.rate`: good when the run's confirmed query returned the gold query's result (the
+   environment's execution match, the check every SQL evaluation scores with), bad otherwise (a run with no
+   answer too), never with a reason;
+2. learning: `agentkit.memory.from_runs.learn_from_runs([log], DIR, db=DATABASE)`, the default methods;
+3. the next day: its next `--heldout` questions (disjoint from the afternoon's), run twice with the same
+   configuration: without memory ("before") and with DIR attached as `--memory DIR` attaches it
+   (`agentkit.cli.memory_options.learned_extensions`) ("after").
+
+A database with fewer than afternoon + held-out questions (the engine writes 30 per database) is split in
+the same proportion, and the counts used are printed and written. Reports, per database and pooled: before
+and after correct counts, accuracy with Wilson 95 % intervals, the change in points, the held-out tasks that
+flipped each way with what their "after" run was shown (the worked example ids, from the runs' EXPERIENCE
+records, attributed as `agentkit learn` attributes its flips), the afternoon's good and bad ratings, and
+minutes per phase. Writes `--out` (default tests/benchmarks/results/from-runs-SPLIT[-LABEL].json, with the
+split's kind as "data_kind") and prints a Markdown table; the logs, learned folders and held-out
+trajectories go to DATA/from-runs/SPLIT[-LABEL]/DB/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_sql_split import config_factory, split_environment, summarise, wilson
+
+RESULTS = Path(__file__).parent / "results"
+CONFIG = "draft"
+
+
+@dataclass(frozen=True)
+class Options:
+    """How every run of the benchmark is made: the draft configuration's drafts and steps, tasks at once."""
+
+    votes: int = 5
+    max_steps: int = 8
+    concurrency: int = 2
+
+
+def by_database(tasks: Sequence[Any]) -> dict[str, list[Any]]:
+    """The split's tasks grouped by database, databases and tasks in the split's order."""
+    out: dict[str, list[Any]] = {}
+    for t in tasks:
+        out.setdefault(str(t.data.get("db_id") or t.data.get("db")), []).append(t)
+    return out
+
+
+def split_database(tasks: Sequence[Any], afternoon: int, heldout: int) -> tuple[list[Any], list[Any]]:
+    """The afternoon (the first `afternoon` tasks) and the next day (the next `heldout`); a database with fewer
+    than both is split in the same proportion (at least one task on each side when it has two)."""
+    n = len(tasks)
+    if n >= afternoon + heldout:
+        first = afternoon
+    else:
+        first = round(n * afternoon / (afternoon + heldout)) if afternoon + heldout else 0
+        if heldout and n > 1:
+            first = min(first, n - 1)
+        if afternoon:
+            first = max(first, 1)
+    return list(tasks[:first]), list(tasks[first:first + heldout])
+
+
+def user_view(trajectory: Any) -> Any:
+    """The run as an application logs it: the environment's gold scores removed (the user has no gold)."""
+    seen = trajectory.model_copy(deep=True)
+    seen.rewards, seen.reward = {}, None
+    return seen
+
+
+def run_afternoon(env: Any, tasks: Sequence[Any], model: Any, log: Path, options: Options,
+                  tick: Callable[[Any], None] | None = None) -> tuple[Any, dict[str, str]]:
+    """Run each afternoon task once, log it and rate it good exactly when it matched the gold result; returns
+    the evaluation and each task's rating ("good", "bad", or "error" for a run that raised: nothing to rate)."""
+    from agentkit.evaluation import EvalConfig, evaluate
+    from agentkit.feedback import rate
+    from agentkit.trajectory import append_jsonl
+
+    build = config_factory(CONFIG, env, model, max_steps=options.max_steps, votes=options.votes)
+    run = evaluate(env, EvalConfig("afternoon", build), tasks=list(tasks), concurrency=options.concurrency,
+                   on_result=tick)
+    ratings: dict[str, str] = {}
+    for result in run.results:
+        trajectory = run.trajectories.get(result.task_id)
+        if trajectory is None:
+            ratings[result.task_id] = "error"
+            continue
+        seen = user_view(trajectory)
+        append_jsonl(log, seen)  # the run as it finished, then rated (the chat's /good, /bad)
+        rate(seen, good=result.success, log=log)
+        ratings[result.task_id] = "good" if result.success else "bad"
+    return run, ratings
+
+
+def evaluation(env: Any, tasks: Sequence[Any], model: Any, label: str, log: Path, options: Options,
+               learned: Sequence[Any] = (), tick: Callable[[Any], None] | None = None) -> Any:
+    """The held-out tasks under the draft configuration, with the `learned` extensions attached."""
+    from agentkit.evaluation import EvalConfig, evaluate
+
+    build = config_factory(CONFIG, env, model, max_steps=options.max_steps, votes=options.votes, learned=learned)
+    return evaluate(env, EvalConfig(label, build), tasks=list(tasks), concurrency=options.concurrency, log=log,
+                    on_result=tick)
+
+
+def _minutes(since: float) -> float:
+    return round((time.perf_counter() - since) / 60, 3)
+
+
+def _score(run: Any, tasks: Sequence[Any], minutes: float, on: str) -> dict[str, Any]:
+    summary = summarise(run, list(tasks))
+    summary.update(minutes=minutes, on=on)
+    return summary
+
+
+def _span(split: str, db: str, tasks: Sequence[Any], what: str) -> str:
+    ids = [t.id for t in tasks]
+    return f"{split}: {db}, {len(ids)} {what}" + (f" ({ids[0]} .. {ids[-1]})" if ids else "")
+
+
+def run_database(env: Any, db_id: str, afternoon: Sequence[Any], heldout: Sequence[Any], model: Any,
+                 model_name: str, work: Path, *, options: Options, split: str, questions: int,
+                 asked: tuple[int, int], tick: Callable[[str], Callable[[Any], None]] | None = None) -> dict[str, Any]:
+    """The afternoon, learning and the next day on one database (see the module); `work` is emptied first and
+    receives the afternoon's log, the learned folder and the held-out trajectories; `questions`: how many the
+    database has, `asked`: the afternoon and held-out sizes asked for. Returns its report."""
+    from agentkit.cli.memory_options import learned_extensions, memory_model
+    from agentkit.memory.experience import Experience
+    from agentkit.memory.from_runs import learn_from_runs
+    from agentkit.records import EXPERIENCE
+    from agentkit.training.learning.report import Score, flipped
+
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    database = str((afternoon or heldout)[0].data["db"])  # the file the split's tasks name
+    minutes: dict[str, float] = {}
+    log, learned = work / "afternoon.jsonl", work / "learned"
+
+    t0 = time.perf_counter()
+    day, ratings = run_afternoon(env, afternoon, model, log, options, tick and tick(f"{db_id} afternoon"))
+    minutes["afternoon"] = _minutes(t0)
+    afternoon_score = _score(day, afternoon, minutes["afternoon"],
+                             _span(split, db_id, afternoon, "afternoon questions, run once each and rated"))
+
+    t0 = time.perf_counter()
+    if log.exists():
+        summary = learn_from_runs([log], learned, db=database).model_dump(mode="json")
+    else:  # every afternoon run raised: nothing was logged, nothing learned
+        summary = {"runs": 0, "admitted": [], "examples": 0, "artefacts": {}}
+    minutes["learn"] = _minutes(t0)
+
+    on = _span(split, db_id, heldout, "held-out questions (none run in the afternoon)")
+    t0 = time.perf_counter()
+    before = evaluation(env, heldout, model, "before", work / "before.jsonl", options,
+                        tick=tick and tick(f"{db_id} before"))
+    minutes["before"] = _minutes(t0)
+    attached: list[Any] = []
+    if learned.is_dir():  # as `--memory DIR` attaches it: its extensions, and the model with no adapter
+        attached = learned_extensions(learned)
+        if memory_model(model_name, learned) != model_name:
+            raise ValueError(f"{learned} keeps an adapter for {model_name}: not what --from-runs learns")
+    t0 = time.perf_counter()
+    try:
+        after = evaluation(env, heldout, model, "after", work / "after.jsonl", options, learned=attached,
+                           tick=tick and tick(f"{db_id} after"))
+    finally:
+        for extension in attached:
+            close = getattr(extension, "close", None)
+            if callable(close):
+                close()
+    minutes["after"] = _minutes(t0)
+
+    scores = {label: Score.of(label, r, minutes=minutes[label], tokens=sum(x.tokens for x in r.results))
+              for label, r in (("before", before), ("after", after))}
+    examples = ({e.id: e for e in Experience.load(learned / "experience.json").examples}
+                if (learned / "experience.json").exists() else {})
+    flips = []
+    for flip in flipped(scores["before"], scores["after"], after.trajectories):
+        record = after.trajectories[flip.task].records.get(EXPERIENCE) if flip.task in after.trajectories else None
+        shown = [{"id": s.id, "from_task": examples[s.id].task_id if s.id in examples else None,
+                  "question": s.question, "question_similarity": s.question_similarity}
+                 for s in (record.shown if record is not None else [])]
+        flips.append({**flip.model_dump(mode="json"), "shown": shown})
+    b, a, n = scores["before"].successes, scores["after"].successes, len(heldout)
+    return {
+        "db_id": db_id, "database": database, "questions": questions,
+        "asked": {"afternoon": asked[0], "heldout": asked[1]}, "short": questions < sum(asked),
+        "afternoon": {"tasks": [t.id for t in afternoon], "good": sum(v == "good" for v in ratings.values()),
+                      "bad": sum(v == "bad" for v in ratings.values()),
+                      "errors": sum(v == "error" for v in ratings.values()), "ratings": ratings,
+                      "matched_gold": afternoon_score["correct"], "no_answer": afternoon_score["no_answer"],
+                      "seconds_per_task": afternoon_score["seconds_per_task"], "log": str(log),
+                      "on": afternoon_score["on"]},
+        "learned": {"folder": str(learned), "runs": summary.get("runs", 0), "admitted": summary.get("admitted", []),
+                    "not_admitted": summary.get("not_admitted", {}), "notes": summary.get("notes", []),
+                    "examples": summary.get("examples", 0), "artefacts": summary.get("artefacts", {})},
+        "before": _score(before, heldout, minutes["before"], on),
+        "after": _score(after, heldout, minutes["after"], on),
+        "delta_points": round(100 * (a - b) / n, 1) if n else 0.0,
+        "flips": flips, "became_right": sum(f["became"] == "right" for f in flips),
+        "became_wrong": sum(f["became"] == "wrong" for f in flips),
+        "minutes": minutes,
+    }
+
+
+def pooled(databases: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Held-out counts over every database, with Wilson intervals, the change in points, flips and minutes."""
+    n = sum(d["before"]["tasks"] for d in databases)
+    before = sum(d["before"]["correct"] for d in databases)
+    after = sum(d["after"]["correct"] for d in databases)
+    phases = ("afternoon", "learn", "before", "after")
+    return {
+        "databases": len(databases), "heldout_tasks": n,
+        "afternoon_runs": sum(len(d["afternoon"]["tasks"]) for d in databases),
+        "afternoon_good": sum(d["afternoon"]["good"] for d in databases),
+        "afternoon_bad": sum(d["afternoon"]["bad"] for d in databases),
+        "examples_learned": sum(d["learned"]["examples"] for d in databases),
+        "before": {"correct": before, "tasks": n, "accuracy": round(before / n, 4) if n else 0.0,
+                   "wilson95": wilson(before, n)},
+        "after": {"correct": after, "tasks": n, "accuracy": round(after / n, 4) if n else 0.0,
+                  "wilson95": wilson(after, n)},
+        "delta_points": round(100 * (after - before) / n, 1) if n else 0.0,
+        "became_right": sum(d["became_right"] for d in databases),
+        "became_wrong": sum(d["became_wrong"] for d in databases),
+        "minutes": {p: round(sum(d["minutes"][p] for d in databases), 3) for p in phases},
+    }
+
+
+def plan_split(env: Any, db_ids: Sequence[str], afternoon: int, heldout: int) -> dict[str, tuple[list[Any], list[Any]]]:
+    """Each database's afternoon and held-out tasks (`split_database`), in the order of `db_ids`. Raises
+    ValueError naming a database the environment's tasks do not have."""
+    groups = by_database(env.tasks())
+    unknown = [d for d in db_ids if d not in groups]
+    if unknown:
+        raise ValueError(f"not databases of the task set: {', '.join(unknown)} (it has {', '.join(groups)})")
+    return {db: split_database(groups[db], afternoon, heldout) for db in db_ids}
+
+
+def run_benchmark(env: Any, db_ids: Sequence[str], model: Any, model_name: str, work: Path, *, afternoon: int,
+                  heldout: int, options: Options, split: str,
+                  tick: Callable[[str], Callable[[Any], None]] | None = None) -> dict[str, Any]:
+    """The benchmark on the databases `db_ids` of `env`'s tasks (`plan_split`): each database's report
+    (`run_database`, working under `work/DB`) and the pooled figures."""
+    groups = by_database(env.tasks())
+    databases = [run_database(env, db, first, then, model, model_name, work / db, options=options, split=split,
+                              questions=len(groups[db]), asked=(afternoon, heldout), tick=tick)
+                 for db, (first, then) in plan_split(env, db_ids, afternoon, heldout).items()]
+    return {"databases": databases, "overall": pooled(databases)}
+
+
+def _pct(score: dict[str, Any]) -> str:
+    low, high = score["wilson95"]
+    return f"{score['correct']}/{score['tasks']} ({100 * score['accuracy']:.0f}%, {100 * low:.0f}-{100 * high:.0f})"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The per-database and pooled table, then the flips with what their runs were shown."""
+    head = ("database", "afternoon good / bad", "examples", "held-out", "before (95 % CI)", "after (95 % CI)",
+            "Δ points", "flips + / −", "minutes: afternoon / learn / before / after")
+    rows = [head, tuple("---" for _ in head)]
+
+    def minutes(m: dict[str, float]) -> str:
+        return " / ".join(f"{m[p]:.1f}" for p in ("afternoon", "learn", "before", "after"))
+
+    for d in report["databases"]:
+        rows.append((d["db_id"] + (" (short)" if d["short"] else ""), f"{d['afternoon']['good']} / "
+                     f"{d['afternoon']['bad']}", str(d["learned"]["examples"]), str(d["before"]["tasks"]),
+                     _pct(d["before"]), _pct(d["after"]), f"{d['delta_points']:+.1f}",
+                     f"{d['became_right']} / {d['became_wrong']}", minutes(d["minutes"])))
+    o = report["overall"]
+    rows.append(("**all**", f"{o['afternoon_good']} / {o['afternoon_bad']}", str(o["examples_learned"]),
+                 str(o["heldout_tasks"]), _pct(o["before"]), _pct(o["after"]), f"{o['delta_points']:+.1f}",
+                 f"{o['became_right']} / {o['became_wrong']}", minutes(o["minutes"])))
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    flips = [(d["db_id"], f) for d in report["databases"] for f in d["flips"]]
+    if flips:
+        lines += ["", "Flipped held-out tasks (what the \"after\" run was shown):"]
+        for _db, f in flips:
+            shown = ", ".join(f"{s['id']} (from {s['from_task']})" for s in f["shown"]) or "nothing learned"
+            lines.append(f"- {f['task']}: became {f['became']}; shown {shown}"
+                         + (f"; its query {f['use']}" if f.get("use") else ""))
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
+    parser.add_argument("--dbs", type=int, default=3, help="the split's first N databases")
+    parser.add_argument("--db-ids", nargs="+", default=None, help="these databases of the split instead")
+    parser.add_argument("--afternoon", type=int, default=40, help="rated runs per database (its first questions)")
+    parser.add_argument("--heldout", type=int, default=20, help="next-day questions per database (the next ones)")
+    parser.add_argument("--model", default="local:default")
+    parser.add_argument("--votes", type=int, default=5, help="drafts that vote by their results")
+    parser.add_argument("--schema", default="tables", help="shown up front: tables (default), digest, full, hidden")
+    parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
+    parser.add_argument("--label", default="", help="suffix of the results file and work folder names")
+    parser.add_argument("--out", type=Path, default=None, help="results file (default results/from-runs-SPLIT.json)")
+    args = parser.parse_args()
+    if args.afternoon < 1 or args.heldout < 1:
+        parser.error("--afternoon and --heldout must be at least 1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    from agentkit.models import resolve_model
+    from agentkit.sql.taskgen import build_tasks
+
+    build_tasks(args.data, splits=(args.split,))
+    env = split_environment(args.data, args.split, args.schema)
+    groups = by_database(env.tasks())
+    chosen = args.db_ids or list(groups)[:args.dbs]
+    try:
+        plan = plan_split(env, chosen, args.afternoon, args.heldout)
+    except ValueError as exc:
+        parser.error(f"{args.split} split: {exc}")
+    for db, (afternoon, heldout) in plan.items():
+        short = len(groups[db]) < args.afternoon + args.heldout
+        print(f"{db}: {len(groups[db])} questions; afternoon {len(afternoon)}, held-out {len(heldout)}"
+              + (f" (fewer than {args.afternoon} + {args.heldout}: split in that proportion)" if short else ""),
+              flush=True)
+
+    def tick(name: str) -> Callable[[Any], None]:
+        def show(result: Any) -> None:
+            print(f"  [{name}] {'ok ' if result.success else '-- '} {result.task_id} {result.wall_s:.1f}s", flush=True)
+
+        return show
+
+    options = Options(votes=args.votes, max_steps=args.max_steps, concurrency=args.concurrency)
+    suffix = f"-{args.label}" if args.label else ""
+    started = time.strftime("%Y-%m-%d %H:%M")
+    t0 = time.perf_counter()
+    model = resolve_model(args.model, parallel=args.concurrency)
+    try:
+        result = run_benchmark(env, chosen, model, args.model, args.data / "from-runs" / f"{args.split}{suffix}",
+                               afternoon=args.afternoon, heldout=args.heldout, options=options, split=args.split,
+                               tick=tick)
+    finally:
+        close = getattr(model, "close", None)
+        if callable(close):
+            close()
+        env.close()
+    report: dict[str, Any] = {
+        "benchmark": "from-runs", "split": args.split, "data_kind": args.split, "model": args.model,
+        "config": {"planner": CONFIG, "votes": args.votes, "schema": args.schema, "max_steps": args.max_steps,
+                   "temperature": 0.0, "concurrency": args.concurrency},
+        "afternoon_per_db": args.afternoon, "heldout_per_db": args.heldout,
+        "data": {
+            "afternoon": f"{args.split} split: each database's first questions (the afternoon counts in "
+                         "databases[].afternoon), each run once and rated by the simulated user against its gold "
+                         "result; learned from, not scored again",
+            "before, after, delta_points, flips": f"{args.split} split: each database's next questions "
+                                                  "(databases[].before.outcomes), none of them run in the "
+                                                  "afternoon; the same tasks before and after",
+            "overall": "the held-out questions of every database, pooled",
+        },
+        "machine_cores": os.cpu_count(), "started": started, "wall_minutes": _minutes(t0), **result,
+    }
+    out = args.out or RESULTS / f"from-runs-{args.split}{suffix}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(markdown(report))
+    print(f"written {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

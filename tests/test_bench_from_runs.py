@@ -1,0 +1,110 @@
+"""tests/benchmarks/bench_from_runs.py end to end on one generated database (real SQLite from the task engine, real
+MiniLM embeddings): an afternoon of draft runs rated against gold, learned with `learn_from_runs`, and the next
+day's held-out questions without and with the learned folder. The function model stands for the model's choices:
+it answers one held-out question right only when the prompt shows worked examples."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from test_experience import build_train_db
+
+from agentkit.environments.sql import SQLEnvironment
+from agentkit.feedback import feedback_of
+from agentkit.memory.experience import TITLE, Experience, question_of
+from agentkit.messages import Message
+from agentkit.records import EXPERIENCE
+from agentkit.testing import FunctionModel
+from agentkit.trajectory import read_jsonl
+
+sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
+from bench_from_runs import Options, markdown, run_benchmark, split_database
+
+ORDER = (4, 21, 3, 29, 28)  # the afternoon: 4, 21, 3; the next day: 29, 28
+WRONG_21 = "SELECT MIN(Seats) FROM Shop"  # asked for the highest number of seats
+WRONG_29 = "SELECT COUNT(*) FROM Shop"  # asked to count the order lines
+
+
+def test_an_afternoon_rated_against_gold_is_learned_and_shown_the_next_day(tmp_path: Path) -> None:
+    _, records = build_train_db(tmp_path / "sqlgen")
+    by_number = {int(r["id"].rsplit("-", 1)[1]): r for r in records}
+    tasks = tmp_path / "sqlgen" / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(by_number[n]) + "\n" for n in ORDER))
+    env = SQLEnvironment(tasks=tasks, schema="tables", name="sql-train")
+    gold = {r["question"]: r["sql"] for r in records}
+    shown_examples: list[str] = []
+
+    def reply(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
+        system, user = messages[0].content, next(m.content for m in messages if m.role == "user")
+        question = question_of(user)
+        sql = gold[question]
+        if question == by_number[21]["question"]:
+            sql = WRONG_21
+        if question == by_number[29]["question"]:
+            shown = f"## {TITLE}" in system
+            shown_examples.append(system if shown else "")
+            sql = sql if shown else WRONG_29
+        return f"```sql\n{sql}\n```"
+
+    model = FunctionModel(reply)
+    report = run_benchmark(env, ["bakery_orders"], model, "function", tmp_path / "work", afternoon=3, heldout=2,
+                           options=Options(votes=1, concurrency=2), split="train")
+    (d,) = report["databases"]
+    ids = {n: f"bakery_orders-{n:03d}" for n in ORDER}
+
+    # the afternoon: rated by gold, logged as an application logs runs (no gold scores), no reasons
+    assert d["afternoon"]["tasks"] == [ids[4], ids[21], ids[3]]
+    assert d["afternoon"]["ratings"] == {ids[4]: "good", ids[21]: "bad", ids[3]: "good"}
+    assert (d["afternoon"]["good"], d["afternoon"]["bad"]) == (2, 1)
+    logged = {t.task_id: t for t in read_jsonl([d["afternoon"]["log"]])}
+    assert set(logged) == {ids[4], ids[21], ids[3]}
+    verdicts = {k: feedback_of(t) for k, t in logged.items()}
+    assert {k: v.good for k, v in verdicts.items() if v is not None} == {ids[4]: True, ids[21]: False, ids[3]: True}
+    assert all(v is not None and v.why is None for v in verdicts.values())
+    assert all(t.rewards == {} and t.reward is None for t in logged.values())
+
+    # learned: the two good runs, not the bad one
+    experience = Experience.load(Path(d["learned"]["folder"]) / "experience.json")
+    assert sorted(e.task_id or "" for e in experience.examples) == [ids[3], ids[4]]
+    assert d["learned"]["examples"] == 2 and len(d["learned"]["admitted"]) == 2 and d["learned"]["notes"] == []
+    example_of_4 = next(e.id for e in experience.examples if e.task_id == ids[4])
+
+    # the next day: the same tasks before and after; the run after was shown the afternoon's examples
+    assert d["before"]["outcomes"] == {ids[29]: False, ids[28]: True}
+    assert d["after"]["outcomes"] == {ids[29]: True, ids[28]: True}
+    for phase in ("before", "after"):
+        assert d[phase]["correct"] == sum(d[phase]["outcomes"].values()) and d[phase]["tasks"] == 2
+    assert d["delta_points"] == 50.0
+    assert shown_examples[0] == "" and by_number[4]["sql"] in shown_examples[-1]
+    before = {t.task_id: t for t in read_jsonl([tmp_path / "work" / "bakery_orders" / "before.jsonl"])}
+    after = {t.task_id: t for t in read_jsonl([tmp_path / "work" / "bakery_orders" / "after.jsonl"])}
+    assert before[ids[29]].records.get(EXPERIENCE) is None
+    record = after[ids[29]].records.get(EXPERIENCE)
+    assert record is not None and by_number[4]["question"] in {s.question for s in record.shown}
+    assert by_number[21]["question"] not in {s.question for s in record.shown}  # rated bad: never shown
+
+    (flip,) = d["flips"]
+    assert flip["task"] == ids[29] and flip["became"] == "right"
+    assert f"example {example_of_4}" in flip["artefacts"]
+    assert {s["from_task"] for s in flip["shown"]} == {ids[4], ids[3]}
+    assert (d["became_right"], d["became_wrong"]) == (1, 0)
+
+    overall = report["overall"]
+    assert (overall["before"]["correct"], overall["after"]["correct"], overall["heldout_tasks"]) == (1, 2, 2)
+    assert overall["delta_points"] == 50.0 and overall["afternoon_good"] == 2 and overall["afternoon_bad"] == 1
+    assert overall["after"]["wilson95"][0] < 1.0 == overall["after"]["accuracy"]
+    table = markdown(report)
+    assert "| **all** | 2 / 1 | 2 | 2 |" in table and f"- {ids[29]}: became right; shown ex" in table
+    json.dumps(report)  # what the script writes: plain JSON
+
+
+def test_a_short_database_is_split_in_the_asked_proportion() -> None:
+    assert [len(p) for p in split_database(list(range(30)), 40, 20)] == [20, 10]
+    assert [len(p) for p in split_database(list(range(70)), 40, 20)] == [40, 20]
+    first, then = split_database(list(range(5)), 3, 2)
+    assert (first, then) == ([0, 1, 2], [3, 4])
+    assert [len(p) for p in split_database([0, 1], 40, 20)] == [1, 1]
