@@ -14,7 +14,7 @@ app = typer.Typer(
 )
 
 COMMAND_MODULES = (
-    "chat", "run_cmd", "sql_cmd", "eval_cmd", "train_cmd", "learn_cmd", "skills_cmd", "notes_cmd", "serve_cmd",
+    "chat_cmd", "run_cmd", "sql_cmd", "eval_cmd", "train_cmd", "learn_cmd", "skills_cmd", "notes_cmd", "serve_cmd",
     "mcp_cmd", "sql_tasks_cmd", "runs_cmd",
 )
 

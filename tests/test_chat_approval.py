@@ -115,10 +115,10 @@ def test_agentkit_run_stops_before_calls_it_was_told_to_ask_about(tmp_path) -> N
     import typer
     from typer.testing import CliRunner
 
-    from agentkit.cli import chat, run_cmd
+    from agentkit.cli import chat_cmd, run_cmd
 
     app = typer.Typer()
-    chat.register(app)
+    chat_cmd.register(app)
     run_cmd.register(app)
     script_file = tmp_path / "approval.json"
     approval_script(script_file)

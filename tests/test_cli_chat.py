@@ -31,7 +31,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from agentkit import Agent
-from agentkit.cli import chat, run_cmd
+from agentkit.cli import chat_cmd, run_cmd
 from agentkit.cli.chat import ChatConfig, SlashCommand, run_chat
 from agentkit.cli.console import EventPrinter
 from agentkit.loop.extensions import Instructions
@@ -271,7 +271,7 @@ def test_chat_in_a_terminal_with_ctrl_c(tmp_path, slow_server: SlowServer) -> No
 @pytest.fixture(scope="module")
 def app() -> typer.Typer:
     app = typer.Typer()
-    chat.register(app)
+    chat_cmd.register(app)
     run_cmd.register(app)
     return app
 

@@ -13,7 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agentkit.cli import chat, run_cmd
+from agentkit.cli import chat_cmd, run_cmd
 from agentkit.records import TOOLS_OFFERED
 from agentkit.tools.builtin import evaluate
 from agentkit.trajectory import Trajectory, read_jsonl
@@ -25,7 +25,7 @@ RUN_SCRIPT = DATA / "run_calculator.json"
 @pytest.fixture(scope="module")
 def app() -> typer.Typer:
     app = typer.Typer()
-    chat.register(app)
+    chat_cmd.register(app)
     run_cmd.register(app)
     return app
 

@@ -28,8 +28,8 @@ from agentkit.records import (
 from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT
 from agentkit.testing import FunctionModel
 from agentkit.training.learning import learn, split_tasks
-from agentkit.training.learning.loop import validation_split
 from agentkit.training.learning.report import Score, artefacts_used, flipped
+from agentkit.training.learning.splits import validation_split
 from agentkit.trajectory import Trajectory, read_jsonl
 
 

@@ -19,8 +19,8 @@ from agentkit.messages import Message, ToolCall
 from agentkit.skills.prompts import DISTILL_SYSTEM
 from agentkit.testing import FunctionModel
 from agentkit.training.learning import Budget, LearnEvent, check_no_leak, learn, split_tasks, wilson_interval
-from agentkit.training.learning.loop import validation_split
 from agentkit.training.learning.report import LearningReport, Score
+from agentkit.training.learning.splits import validation_split
 from agentkit.trajectory import read_jsonl
 
 SKILL_MARK = "ALWAYS-CHECK-THE-GOLD-PATTERN"

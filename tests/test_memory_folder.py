@@ -99,7 +99,7 @@ def test_a_folder_without_a_summary_attaches_every_artefact_present(tmp_path: Pa
 
 
 def test_skills_and_notes_attach_first_and_chat_gets_the_skills_command(tmp_path: Path) -> None:
-    from agentkit.cli.chat import memory_and_skills
+    from agentkit.cli.chat_cmd import memory_and_skills
     from agentkit.memory.notebook import MistakeNotebook
     from agentkit.memory.pacing import Pacing
     from agentkit.skills import SkillLibrary

@@ -118,7 +118,7 @@ def test_pacing_ends_a_describe_loop_on_the_real_chinook_database_with_a_confirm
 
 
 def test_the_cli_learns_pacing_and_chat_and_eval_take_the_file(tmp_path: Path, clinic_cli: ClinicCLI) -> None:
-    from agentkit.cli.chat import memory_and_skills
+    from agentkit.cli.chat_cmd import memory_and_skills
     from agentkit.cli.main import app
 
     # a model that always confirms a wrong query: nothing to learn from

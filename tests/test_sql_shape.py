@@ -177,7 +177,7 @@ def test_the_cli_learns_checks_from_the_train_split_and_eval_takes_the_file(clin
     slipped = sum("LIMIT" not in r["sql"].upper() for r in train.values())
     assert learned.slips == {"extra_limit": slipped}
     assert f"--checks {out / 'checks.json'}" in result.output.replace("\n", "")
-    from agentkit.cli.chat import memory_and_skills
+    from agentkit.cli.chat_cmd import memory_and_skills
 
     extensions = memory_and_skills(skills=None, notes=None, session=None, model="x", checks=out / "checks.json")[0]
     assert [type(e) for e in extensions] == [ShapeChecks]  # what `agentkit chat --checks FILE` attaches

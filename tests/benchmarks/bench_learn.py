@@ -38,7 +38,8 @@ def seed_before(source: Path, out: Path, methods: tuple[str, ...], budget: list[
     source's train split is divided into learning and validation tasks as `learn` would divide it."""
     import shutil
 
-    from agentkit.training.learning.loop import new_state, validation_split
+    from agentkit.training.learning.loop import new_state
+    from agentkit.training.learning.splits import validation_split
 
     state = json.loads((source / "state.json").read_text())
     config = state["config"]

@@ -30,7 +30,7 @@ from pathlib import Path
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.memory.shape_checks import Example, ShapeChecks, clauses, gold_of, without_limit
 from agentkit.sql.rewards import execution_reward, final_sql
-from agentkit.training.learning.loop import split_tasks, validation_split
+from agentkit.training.learning.splits import split_tasks, validation_split
 from agentkit.trajectory import iter_jsonl
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

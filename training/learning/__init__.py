@@ -9,9 +9,10 @@ so it sits in the training layer, above skills and memory (which never import tr
 `agentkit learn` is a thin front end to it.
 """
 
-from agentkit.training.learning.loop import Budget, LearnEvent, check_no_leak, learn, split_tasks
+from agentkit.training.learning.loop import Budget, LearnEvent, learn
 from agentkit.training.learning.methods import METHODS
 from agentkit.training.learning.report import TABLE_HEADER, LearningReport, Score, wilson_interval
+from agentkit.training.learning.splits import check_no_leak, split_tasks
 
 __all__ = ["METHODS", "TABLE_HEADER", "Budget", "LearnEvent", "LearningReport", "Score", "check_no_leak", "learn",
            "split_tasks", "wilson_interval"]
