@@ -10,7 +10,9 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-_PLAIN = frozenset({int, float, bool, type(None)})
+JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""The types of a JSON scalar as Python reads them (a flat argument's value is one of these)."""
+_PLAIN = JSON_SCALARS - {str}
 
 
 def clean_text(value: Any) -> Any:

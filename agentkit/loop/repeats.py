@@ -25,7 +25,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from agentkit.messages import Message, ToolCall
+from agentkit.messages import JSON_SCALARS, Message, ToolCall
 
 REPEATED_CALL = (
     "You already called {name} with these arguments; its result was:\n{result}\n"
@@ -48,7 +48,6 @@ FAILURES_BEFORE_REFUSAL = 2
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)  # made once: dumps() makes one a call
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def call_key(call: ToolCall) -> str:
@@ -56,8 +55,8 @@ def call_key(call: ToolCall) -> str:
     arguments in any order, different for different values or types): flat arguments as the `repr` of
     their sorted items, any others as canonical JSON (the two forms begin differently, `[` and `{`)."""
     arguments = call.arguments
-    if all(type(v) in _SCALARS for v in arguments.values()):
-        return call.name + repr(sorted(arguments.items()) if len(arguments) > 1 else list(arguments.items()))
+    if all(type(v) in JSON_SCALARS for v in arguments.values()):
+        return call.name + repr(sorted(arguments.items()))
     return call.name + _CANONICAL.encode(arguments)
 
 
@@ -106,7 +105,7 @@ class CallResults:
         out = []
         for call in reply.tool_calls:
             key = self._keys[call.id] = call_key(call)
-            others = [name for name in finish if name != call.name] if finish else []
+            others = [name for name in finish if name != call.name]
             if (result := self._results.get(key)) is not None:
                 text = (REPEATED_CALL_FINISH.format(name=call.name, result=result, finish=" or ".join(others))
                         if others else REPEATED_CALL.format(name=call.name, result=result))

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentkit.jsontext import MAX_JSON_CHARS, MAX_JSON_DEPTH
-from agentkit.messages import Message, ToolCall, Usage, clean_text, new_id
+from agentkit.messages import JSON_SCALARS, Message, ToolCall, Usage, clean_text, new_id
 from agentkit.models.protocol import ModelResponse, TokenRecord
 from agentkit.tools.text_calls import MAX_REPLY_CHARS
 
@@ -265,7 +265,6 @@ def arguments_problem(name: str, arguments: Any) -> str | None:
     return None
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 _BIG_INT = 10**4000  # Python will not write an int of more than 4300 digits as text
 
 
@@ -275,7 +274,7 @@ def _flat(arguments: dict[Any, Any]) -> bool:
     size = 0
     for key, value in arguments.items():
         kind = type(value)
-        if type(key) is not str or kind not in _SCALARS:
+        if type(key) is not str or kind not in JSON_SCALARS:
             return False
         if kind is str:
             size += len(value)

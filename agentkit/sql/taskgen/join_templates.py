@@ -14,12 +14,12 @@ from agentkit.sql.taskgen.template_base import (
     Ctx,
     Question,
     Template,
-    _cat_cond,
-    _cat_value,
-    _said,
     an,
+    category_condition,
+    category_value,
     count_noun,
     lit,
+    spoken,
 )
 
 # -- a foreign key -----------------------------------------------------------------------------------------
@@ -48,23 +48,23 @@ def filter_by_parent(ctx: Ctx) -> Iterator[Question]:
     """Child rows, or the total of a child measure, filtered by a parent's category (a join)."""
     for child, fk, parent in ctx.fks():
         for pc in parent.of_kind("category"):
-            value = _cat_value(ctx, parent, pc)
+            value = category_value(ctx, parent, pc)
             if value is None:
                 continue
-            cond = _cat_cond(ctx, pc, value, "p")
+            cond = category_condition(ctx, pc, value, "p")
             if child.label is not None:
                 q = ctx.say(f"List the {child.label.words} of the {child.nouns} whose {fk.words} has {pc.words} "
-                            f"{_said(pc, value)}.",
-                            f"Which {child.nouns} have {an(fk.words)} with {pc.words} {_said(pc, value)}? "
+                            f"{spoken(pc, value)}.",
+                            f"Which {child.nouns} have {an(fk.words)} with {pc.words} {spoken(pc, value)}? "
                             f"Give their {child.label.words}.")
                 sql = f"SELECT c.{ctx.c(child.label)} FROM {_join(ctx, child, fk, parent)} WHERE {cond}"
                 yield Question(q, sql, "join-filter", MEDIUM)
             m = next((x for x in child.of_kind("measure") if x.additive), None)
             if m is not None:
                 q = ctx.say(f"What is the total {m.words} of the {child.nouns} whose {fk.words} has {pc.words} "
-                            f"{_said(pc, value)}?",
+                            f"{spoken(pc, value)}?",
                             f"Sum the {m.words} over all {child.nouns} of {parent.nouns} with {pc.words} "
-                            f"{_said(pc, value)}.")
+                            f"{spoken(pc, value)}.")
                 yield Question(q, f"SELECT SUM(c.{ctx.c(m)}) FROM {_join(ctx, child, fk, parent)} WHERE {cond}",
                                "join-aggregate", MEDIUM)
 
@@ -136,15 +136,15 @@ def without_any(ctx: Ctx) -> Iterator[Question]:
         cats = child.of_kind("category")
         if cats and ctx.rng.random() < 0.5:
             col = ctx.rng.choice(cats)
-            value = _cat_value(ctx, child, col)
+            value = category_value(ctx, child, col)
             if value is None:
                 continue
-            q = ctx.say(f"Which {parent.nouns} have no {child.nouns} with {col.words} {_said(col, value)}? Give "
+            q = ctx.say(f"Which {parent.nouns} have no {child.nouns} with {col.words} {spoken(col, value)}? Give "
                         f"their {label.words}.",
                         f"List the {label.words} of {parent.nouns} without any {child.noun} whose {col.words} is "
-                        f"{_said(col, value)}.")
+                        f"{spoken(col, value)}.")
             sql = (f"SELECT {ctx.c(label)} FROM {ctx.t(parent)} WHERE {ctx.id(parent)} NOT IN (SELECT {f} FROM {ct} "
-                   f"WHERE {f} IS NOT NULL AND {_cat_cond(ctx, col, value)})")
+                   f"WHERE {f} IS NOT NULL AND {category_condition(ctx, col, value)})")
         else:
             q = ctx.say(f"Which {parent.nouns} have no {child.nouns} at all? Give their {label.words}.",
                         f"List the {label.words} of {parent.nouns} without any {child.nouns}.")
@@ -169,19 +169,19 @@ def both_and_but_not(ctx: Ctx) -> Iterator[Question]:
                     continue
             part = (f"SELECT p.{ctx.c(label)} FROM {_join(ctx, child, fk, parent)} WHERE "
                     "{cond}")
-            first = part.format(cond=_cat_cond(ctx, col, a, "c"))
-            second = part.format(cond=_cat_cond(ctx, col, b, "c"))
+            first = part.format(cond=category_condition(ctx, col, a, "c"))
+            second = part.format(cond=category_condition(ctx, col, b, "c"))
             if ctx.rng.random() < 0.5:
-                q = ctx.say(f"Which {parent.nouns} have both {an(child.noun)} with {col.words} {_said(col, a)} and "
-                            f"one with {col.words} {_said(col, b)}? Give their {label.words}.",
+                q = ctx.say(f"Which {parent.nouns} have both {an(child.noun)} with {col.words} {spoken(col, a)} and "
+                            f"one with {col.words} {spoken(col, b)}? Give their {label.words}.",
                             f"List the {label.words} of {parent.nouns} that have {child.nouns} with {col.words} "
-                            f"{_said(col, a)} as well as {child.nouns} with {col.words} {_said(col, b)}.")
+                            f"{spoken(col, a)} as well as {child.nouns} with {col.words} {spoken(col, b)}.")
                 yield Question(q, f"{first} INTERSECT {second}", "both", HARD)
             else:
-                q = ctx.say(f"Which {parent.nouns} have {an(child.noun)} with {col.words} {_said(col, a)} but none "
-                            f"with {col.words} {_said(col, b)}? Give their {label.words}.",
+                q = ctx.say(f"Which {parent.nouns} have {an(child.noun)} with {col.words} {spoken(col, a)} but none "
+                            f"with {col.words} {spoken(col, b)}? Give their {label.words}.",
                             f"List the {label.words} of {parent.nouns} that have {child.nouns} with {col.words} "
-                            f"{_said(col, a)} and no {child.nouns} with {col.words} {_said(col, b)}.")
+                            f"{spoken(col, a)} and no {child.nouns} with {col.words} {spoken(col, b)}.")
                 yield Question(q, f"{first} EXCEPT {second}", "except", HARD)
 
 
@@ -217,14 +217,14 @@ def chain(ctx: Ctx) -> Iterator[Question]:
             cats = child.of_kind("category")
             if cats:
                 col = ctx.rng.choice(cats)
-                value = _cat_value(ctx, child, col)
+                value = category_value(ctx, child, col)
                 if value is None:
                     continue
                 q = ctx.say(f"Which {grand.nouns} have at least one {child.noun} with {col.words} "
-                            f"{_said(col, value)} (through their {parent.nouns})? Give their {label.words}.",
+                            f"{spoken(col, value)} (through their {parent.nouns})? Give their {label.words}.",
                             f"List the {label.words} of {grand.nouns} whose {parent.nouns} have {an(child.noun)} "
-                            f"with {col.words} {_said(col, value)}.")
-                sql = (f"SELECT DISTINCT g.{ctx.c(label)} FROM {join} WHERE {_cat_cond(ctx, col, value, 'c')}")
+                            f"with {col.words} {spoken(col, value)}.")
+                sql = (f"SELECT DISTINCT g.{ctx.c(label)} FROM {join} WHERE {category_condition(ctx, col, value, 'c')}")
                 yield Question(q, sql, "chain-filter", HARD)
 
 

@@ -13,11 +13,11 @@ from agentkit.sql.taskgen.template_base import (
     Ctx,
     Question,
     Template,
-    _cat_cond,
-    _cat_value,
-    _nice,
-    _said,
     an,
+    category_condition,
+    category_value,
+    nice_number,
+    spoken,
 )
 
 
@@ -33,13 +33,13 @@ def count_category(ctx: Ctx) -> Iterator[Question]:
     """How many rows have a category value (any letter case where the column mixes cases)."""
     for t in ctx.domain.tables:
         for col in t.of_kind("category"):
-            value = _cat_value(ctx, t, col)
+            value = category_value(ctx, t, col)
             if value is None:
                 continue
-            q = ctx.say(f"How many {t.nouns} have {col.words} {_said(col, value)}?",
-                        f"Count the {t.nouns} whose {col.words} is {_said(col, value)}.",
-                        f"What is the number of {t.nouns} with {col.words} {_said(col, value)}?")
-            yield Question(q, f"SELECT COUNT(*) FROM {ctx.t(t)} WHERE {_cat_cond(ctx, col, value)}",
+            q = ctx.say(f"How many {t.nouns} have {col.words} {spoken(col, value)}?",
+                        f"Count the {t.nouns} whose {col.words} is {spoken(col, value)}.",
+                        f"What is the number of {t.nouns} with {col.words} {spoken(col, value)}?")
+            yield Question(q, f"SELECT COUNT(*) FROM {ctx.t(t)} WHERE {category_condition(ctx, col, value)}",
                            "count-filter", EASY)
 
 
@@ -53,14 +53,14 @@ def list_above(ctx: Ctx) -> Iterator[Question]:
             values = sorted(r[0] for r in ctx.rows(f"SELECT {ctx.c(m)} FROM {ctx.t(t)} WHERE {ctx.c(m)} IS NOT NULL"))
             if len(values) < 8:
                 continue
-            x = _nice(values[int(len(values) * ctx.rng.uniform(0.75, 0.92))])
+            x = nice_number(values[int(len(values) * ctx.rng.uniform(0.75, 0.92))])
             above = ctx.rng.random() < 0.6
             op, word = (">", ctx.say("above", "greater than", "more than")) if above else \
                 ("<", ctx.say("below", "less than", "under"))
             q = ctx.say(f"List the {label.words} of the {t.nouns} whose {m.words} is {word} {x}.",
                         f"Which {t.nouns} have {an(m.words)} {word} {x}? Give their {label.words}.")
             if not above:
-                x = _nice(values[int(len(values) * ctx.rng.uniform(0.08, 0.25))])
+                x = nice_number(values[int(len(values) * ctx.rng.uniform(0.08, 0.25))])
                 q = ctx.say(f"List the {label.words} of the {t.nouns} whose {m.words} is {word} {x}.",
                             f"Which {t.nouns} have {an(m.words)} {word} {x}? Give their {label.words}.")
             yield Question(q, f"SELECT {ctx.c(label)} FROM {ctx.t(t)} WHERE {ctx.c(m)} {op} {x}",
@@ -215,13 +215,13 @@ def above_average(ctx: Ctx) -> Iterator[Question]:
             cats = t.of_kind("category")
             if cats and ctx.rng.random() < 0.6:
                 col = ctx.rng.choice(cats)
-                value = _cat_value(ctx, t, col)
+                value = category_value(ctx, t, col)
                 if value is None:
                     continue
-                cond = _cat_cond(ctx, col, value)
-                q = ctx.say(f"Among the {t.nouns} with {col.words} {_said(col, value)}, which have {an(m.words)} "
+                cond = category_condition(ctx, col, value)
+                q = ctx.say(f"Among the {t.nouns} with {col.words} {spoken(col, value)}, which have {an(m.words)} "
                             f"above the average {m.words} of all {t.nouns}? Give their {label.words}.",
-                            f"List the {label.words} of {t.nouns} with {col.words} {_said(col, value)} whose "
+                            f"List the {label.words} of {t.nouns} with {col.words} {spoken(col, value)} whose "
                             f"{m.words} is higher than the overall average.")
                 sql = (f"SELECT {ctx.c(label)} FROM {ctx.t(t)} WHERE {cond} AND {ctx.c(m)} > "
                        f"(SELECT AVG({ctx.c(m)}) FROM {ctx.t(t)})")
@@ -241,14 +241,14 @@ def sorted_names(ctx: Ctx) -> Iterator[Question]:
         if label is None:
             continue
         for col in t.of_kind("category"):
-            value = _cat_value(ctx, t, col)
+            value = category_value(ctx, t, col)
             if value is None:
                 continue
-            q = ctx.say(f"List the {label.words} of the {t.nouns} with {col.words} {_said(col, value)}, in "
+            q = ctx.say(f"List the {label.words} of the {t.nouns} with {col.words} {spoken(col, value)}, in "
                         "alphabetical order.",
                         f"Give, sorted from A to Z, the {label.words} of every {t.noun} whose {col.words} is "
-                        f"{_said(col, value)}.")
-            yield Question(q, f"SELECT {ctx.c(label)} FROM {ctx.t(t)} WHERE {_cat_cond(ctx, col, value)} "
+                        f"{spoken(col, value)}.")
+            yield Question(q, f"SELECT {ctx.c(label)} FROM {ctx.t(t)} WHERE {category_condition(ctx, col, value)} "
                               f"ORDER BY {ctx.c(label)}", "order", EASY)
 
 

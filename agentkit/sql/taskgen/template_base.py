@@ -36,7 +36,7 @@ def lit(value: Any) -> str:
     return repr(value)
 
 
-def _nice(x: float) -> int | float:
+def nice_number(x: float) -> int | float:
     """A round threshold near x, as a person would write it."""
     if abs(x) >= 1000:
         return int(round(x, -2))
@@ -92,14 +92,14 @@ class Ctx:
 Template = Callable[[Ctx], Iterator[Question]]
 
 
-def _cat_cond(ctx: Ctx, col: Col, value: str, alias: str = "") -> str:
+def category_condition(ctx: Ctx, col: Col, value: str, alias: str = "") -> str:
     name = f"{alias}.{ctx.c(col)}" if alias else ctx.c(col)
     if col.case_variants:
         return f"LOWER({name}) = {lit(value.lower())}"
     return f"{name} = {lit(value)}"
 
 
-def _cat_value(ctx: Ctx, table: Table, col: Col) -> str | None:
+def category_value(ctx: Ctx, table: Table, col: Col) -> str | None:
     """A category value to ask about: the canonical spelling for mixed-case columns."""
     if col.case_variants:
         return ctx.rng.choice(col.values)
@@ -119,6 +119,6 @@ def count_noun(n: int, table: Table) -> str:
     return f"{n} {table.noun if n == 1 else table.nouns}"
 
 
-def _said(col: Col, value: str) -> str:
+def spoken(col: Col, value: str) -> str:
     """How a question writes a category value: in quotes as stored, or plainly when the column's case varies."""
     return value.lower() if col.case_variants else f"'{value}'"
