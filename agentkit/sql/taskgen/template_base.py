@@ -93,6 +93,7 @@ Template = Callable[[Ctx], Iterator[Question]]
 
 
 def category_condition(ctx: Ctx, col: Col, value: str, alias: str = "") -> str:
+    """The SQL condition that `col` (of `alias` when given) holds `value`: case-blind when the column's case varies."""
     name = f"{alias}.{ctx.c(col)}" if alias else ctx.c(col)
     if col.case_variants:
         return f"LOWER({name}) = {lit(value.lower())}"
