@@ -113,6 +113,9 @@ class Agent:
         handoffs: agents this one may hand the conversation to (or `handoff(agent, ...)` specs), each offered as
             a tool `transfer_to_<name>`; the agent called takes the conversation over and answers
             (see agentkit.runs.handoffs). To call an agent as a tool instead, give `other.as_tool(...)` in `tools`.
+        wait_for_results: check each call's ids (and, in a reply of several calls, the later calls' numbers)
+            against the conversation; a call with a value it never wrote is not run once, and the model is
+            asked to look it up first (see agentkit.loop.grounding). Off by default.
     """
 
     def __init__(
@@ -136,6 +139,7 @@ class Agent:
         store: StoreLike | None = None,
         name: str = "agent",
         handoffs: Sequence[Agent | Handoff] = (),
+        wait_for_results: bool = False,
     ) -> None:
         if samples < 1:
             raise ValueError("samples must be at least 1")
@@ -172,7 +176,7 @@ class Agent:
         self.store: RunStore | None = open_store(store)
         """Where runs are checkpointed (None: nowhere); a copy with another store resumes runs kept there."""
         self._checkpoints = Checkpoints(model)
-        self._calls = ReplyCalls(self.tools, self._runner, self._checkpoints, self._output)
+        self._calls = ReplyCalls(self.tools, self._runner, self._checkpoints, self._output, wait_for_results)
 
     def output_validator(self, fn: OutputValidator) -> OutputValidator:
         """Decorator: add a check of the typed output (it may raise `ModelRetry`)."""

@@ -54,7 +54,8 @@ _ERAS = {
         learn-min0-checks-pacing-seed2 learn-min0-checks-pacing-seed3 learn-unordered-checks-pacing-seed0
         learn-unordered-checks-pacing-seed1 learn-unordered-checks-pacing-seed2 tool-order-default-a""",
     Q15_TOOLS: """capability-default-1.5b-a capability-default-1.5b-a2 capability-default-1.5b-b
-        clinic-qwen1.5b-tools-quoted capability-default-c multiturn-default multiturn-default-first3 from-runs-dev""",
+        clinic-qwen1.5b-tools-quoted capability-default-c multiturn-default multiturn-default-first3 from-runs-dev
+        capability-default-d-nowait capability-default-d-wait capability-default-a-wait from-runs-dev-spares""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -81,6 +82,9 @@ DATA = (
      "agentkit/sql/taskgen/manifest.json", "frozen: reported on once per design, its failures never read"),
     ("tool-use set C (38 multi-step requests, 12 new tools)", "test", "tests/benchmarks/data/tool_capability_c.jsonl",
      "written for measuring only: no tool of it is in any training data, nothing was tuned on it"),
+    ("tool-use set D (38 multi-step requests, 12 other new tools)", "dev",
+     "tests/benchmarks/data/tool_capability_d.jsonl",
+     "built like set C to tune and decide on multi-step use; no tool of it is in any training data"),
     ("multi-turn chat sessions (12 sessions, 75 turns)", "test", "tests/benchmarks/data/multiturn_sessions.jsonl",
      "written for measuring only: nothing was tuned on it"),
 )
@@ -135,7 +139,7 @@ def _capability(stem: str, data: dict[str, Any]) -> tuple[Any, ...] | None:
     n = s["n"]
     tag = spec.split(" [", 1)[1].rstrip("]") if " [" in spec else ""
     options = ", ".join(p for p in tag.split(", ")[2:] if p) or "all tools, as given"
-    sets = {46: "A (dev)", 24: "B (dev)", 38: "C (test)"}
+    sets = {46: "A (dev)", 24: "B (dev)", 38: "D (dev)" if "-d-" in f"-{stem}-" else "C (test)"}
     return (f"`{stem}`", _model(stem, spec), sets.get(n, f"A, {n} of its requests (dev)"), options,
             f"{_count(s['right_call'], n)} ({_pct(s['right_call'])})",
             f"{_count(s['right_answer'], n)} ({_pct(s['right_answer'])})", f"{s['seconds_per_request']:.1f}")

@@ -1,7 +1,8 @@
-"""The benchmark sets beyond one call, checked without a model: set C's requests are answerable by their
-expected calls on the real tools, its tools are new to training, its scorer checks arguments and the order
-of dependent calls, the multi-turn sessions are well formed, and the multi-turn runner scores a scripted
-conversation through the chat's session machinery."""
+"""The benchmark sets beyond one call, checked without a model: the requests of set C (the multi-step test set)
+and set D (its dev counterpart) are answerable by their expected calls on the real tools, their tools are new to
+training and to each other, the scorer checks arguments and the order of dependent calls, the multi-turn
+sessions are well formed, and the multi-turn runner scores a scripted conversation through the chat's session
+machinery."""
 
 from __future__ import annotations
 
@@ -22,18 +23,23 @@ from bench_capability import run_tool_set  # noqa: E402
 from bench_multiturn import NO_TOOL_KINDS, load_sessions, run_session, score_turn  # noqa: E402
 from tool_set_b import TOOLS_B  # noqa: E402
 from tool_set_c import DATA_C, KINDS_C, TOOLS_C, right_call_c  # noqa: E402
+from tool_set_d import DATA_D, KINDS_D, TOOLS_D  # noqa: E402
 
 from agentkit.testing import ScriptedModel, call  # noqa: E402
-from agentkit.training.synthetic import synthetic_conversations, tool_names  # noqa: E402
+from agentkit.training.synthetic import held_out, synthetic_conversations, tool_names  # noqa: E402
+from agentkit.training.synthetic.arithmetic import ARITHMETIC_FAMILIES  # noqa: E402
+from agentkit.training.synthetic.families import FAMILIES  # noqa: E402
 
 TOOLS = {t.name: t for t in TOOLS_C}
 ITEMS = [json.loads(line) for line in DATA_C.read_text().splitlines() if line.strip()]
+D_TOOLS = {t.name: t for t in TOOLS_D}
+ITEMS_D = [json.loads(line) for line in DATA_D.read_text().splitlines() if line.strip()]
 SESSIONS = load_sessions()
 
 
-def run_calls(calls: list[dict[str, Any]]) -> list[str]:
+def run_calls(calls: list[dict[str, Any]], tools: dict[str, Any] = TOOLS) -> list[str]:
     """The results of the expected calls on the real tools, arguments validated as the agent does."""
-    return [str(TOOLS[c["name"]](**TOOLS[c["name"]].validate(c["arguments"]))) for c in calls]
+    return [str(tools[c["name"]](**tools[c["name"]].validate(c["arguments"]))) for c in calls]
 
 
 def plain(text: str) -> str:
@@ -69,14 +75,14 @@ def depth(calls: list[dict[str, Any]]) -> int:
     return max(level)
 
 
-# -- set C -----------------------------------------------------------------------------------------
-def test_set_c_has_thirty_multi_step_requests_of_every_kind() -> None:
-    kinds = Counter(i["kind"] for i in ITEMS)
-    assert len(ITEMS) >= 30 and set(kinds) == set(KINDS_C), kinds
+def check_kinds(items: list[dict[str, Any]], kinds_of_set: tuple[str, ...], least: int) -> None:
+    """At least `least` requests, of every kind, each shaped as its kind says (set C's docstring)."""
+    kinds = Counter(i["kind"] for i in items)
+    assert len(items) >= least and set(kinds) == set(kinds_of_set), kinds
     assert min(kinds.values()) >= 5, kinds
-    assert len({i["id"] for i in ITEMS}) == len(ITEMS)
-    assert len({i["request"] for i in ITEMS}) == len(ITEMS)
-    for item in ITEMS:
+    assert len({i["id"] for i in items}) == len(items)
+    assert len({i["request"] for i in items}) == len(items)
+    for item in items:
         assert len(item["calls"]) >= 2 and item["answer"], item["id"]
         independent = sum(not c.get("needs") for c in item["calls"])
         if item["kind"] == "chain":
@@ -87,6 +93,11 @@ def test_set_c_has_thirty_multi_step_requests_of_every_kind() -> None:
             assert depth(item["calls"]) >= 3, item["id"]
         else:
             assert independent >= 2 and depth(item["calls"]) <= 2, item["id"]
+
+
+# -- set C -----------------------------------------------------------------------------------------
+def test_set_c_has_thirty_multi_step_requests_of_every_kind() -> None:
+    check_kinds(ITEMS, KINDS_C, 30)
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=[i["id"] for i in ITEMS])
@@ -155,6 +166,79 @@ def test_bench_capability_scores_set_c_with_its_order_aware_scorer() -> None:
     first, second = report["rows"]
     assert first["right_call"] and first["right_answer"]
     assert not second["right_call"] and second["right_answer"]  # the route's sailings asked before it was found
+    assert report["summary"]["chain3"]["right_call"] == 0.5
+
+
+# -- set D (the dev multi-step set) -----------------------------------------------------------------
+def test_set_d_has_thirty_two_multi_step_requests_of_every_kind() -> None:
+    check_kinds(ITEMS_D, KINDS_D, 32)
+    # several carry a looked-up number into a second tool that is not the calculator
+    carried = [i["id"] for i in ITEMS_D for c in i["calls"] if c.get("needs") and c["name"] != "calculator"
+               and any(isinstance(v, int | float) for v in c["arguments"].values())]
+    assert len(carried) >= 6, carried
+
+
+@pytest.mark.parametrize("item", ITEMS_D, ids=[i["id"] for i in ITEMS_D])
+def test_set_d_expected_calls_give_the_expected_answer(item: dict[str, Any]) -> None:
+    results = run_calls(item["calls"], D_TOOLS)
+    check_dependencies(item["calls"], results, item["request"])
+    dependent = [r for c, r in zip(item["calls"], results, strict=True) if c.get("needs")]
+    shown = plain(" | ".join(results if item["kind"] == "parallel" else dependent))
+    for group in item["answer"]:
+        assert any(plain(alt) in shown for alt in group), (group, results)
+    # what a dependent call takes from earlier results (an id, a name, a number) is not in the request
+    request = item["request"].lower()
+    for c in item["calls"]:
+        if c.get("needs") and c["name"] != "calculator":
+            given = " ".join(results[i] for i in c["needs"]).lower()
+            taken = [str(v).lower() for v in c["arguments"].values() if str(v).lower() in given]
+            assert taken and not [v for v in taken if v in request], (c, item["request"])
+    made = [(c["name"], c["arguments"]) for c in item["calls"]]
+    assert right_call_c(item, made)
+    first = next((k for k, c in enumerate(item["calls"]) if c.get("needs")), None)
+    if first is not None:  # the first dependent call moved before everything: too early
+        assert not right_call_c(item, [made[first], *made[:first], *made[first + 1:]])
+
+
+def test_set_d_tools_are_new_to_training_and_to_the_other_sets() -> None:
+    lookups = set(D_TOOLS) - {"calculator"}
+    assert 10 <= len(lookups) <= 12
+    assert not lookups & {t.name for t in [*TOOLS_A, *TOOLS_B, *TOOLS_C]}
+    assert not lookups & set(tool_names())
+    assert all(held_out(name) for name in D_TOOLS)
+    # the held-out words that keep set D's domains out hold out no training family's tool
+    assert not [n for f in (*FAMILIES, *ARITHMETIC_FAMILIES) for n in f.names if held_out(n)]
+    offered = {t["function"]["name"] for c in synthetic_conversations(400, seed=0, fresh_names=0.5) for t in c.tools}
+    assert not lookups & offered and not [n for n in offered if held_out(n)]
+    used = {c["name"] for i in ITEMS_D for c in i["calls"]}
+    assert used == set(D_TOOLS), set(D_TOOLS) - used
+    # no request of set D is one of set C's
+    assert not {i["request"] for i in ITEMS_D} & {i["request"] for i in ITEMS}
+
+
+def test_set_d_tools_read_names_loosely_and_refuse_unknown_ones() -> None:
+    assert "lot SB-1257" in D_TOOLS["seed_lot"]("the sea kale")
+    assert "PS-64, PS-23" in D_TOOLS["ski_lift"]("BERGKRISTALL")
+    assert "Cold Grip" in D_TOOLS["ski_wax"](-7.5) and "Wet Klister" in D_TOOLS["ski_wax"](0)
+    assert "sow 782 seeds" in D_TOOLS["sowing_rate"](64, 500)
+    assert "283 bottles" in D_TOOLS["bottling_run"](212.5)
+    assert "IV-377" in D_TOOLS["loaned_instrument"]("jonas ekberg")
+    with pytest.raises(ValueError, match="no barrel"):
+        D_TOOLS["barrel_tasting"]("BQ-999")
+    with pytest.raises(ValueError, match="Giacomo Ravelli"):
+        D_TOOLS["instrument_maker"]("Antonio Stradivari")
+
+
+def test_bench_capability_scores_set_d_with_the_order_aware_scorer() -> None:
+    """`--set d`'s path: a scripted model makes one request's expected calls (a number carried into the wax
+    tool), then the same calls with the wax asked for before the snow temperature was read."""
+    item = next(i for i in ITEMS_D if i["id"] == "chain3_marmot_wax")
+    script = [call(c["name"], **c["arguments"]) for c in item["calls"]]
+    model = ScriptedModel([*script, "Use Midwinter wax on PS-12.", script[0], script[2], script[1], "Midwinter"])
+    report = run_tool_set(model, [item, item], max_tokens=64, tools=TOOLS_D, max_steps=6, score_call=right_call_c)
+    first, second = report["rows"]
+    assert first["right_call"] and first["right_answer"]
+    assert not second["right_call"] and second["right_answer"]
     assert report["summary"]["chain3"]["right_call"] == 0.5
 
 

@@ -1,5 +1,6 @@
 """Running one reply's calls for the act loop: approved ones run (agents' first, one by one, then the others in
-parallel), denied ones get their denial, a typed output's `final_result` call is checked, and what the calls
+parallel), denied ones get their denial, a call that waits for another's result is not run
+(`agentkit.loop.grounding`), a typed output's `final_result` call is checked, and what the calls
 mean for the loop comes back as a `CallsEnded`.
 
     calls = ReplyCalls(tools, runner, checkpoints, output)
@@ -63,27 +64,32 @@ class CallsEnded:
 
 class ReplyCalls:
     """How an agent runs a reply's calls: its tools, the runner of their threads, the checkpoints of its durable
-    runs (through which each result is saved) and its typed output, if any."""
+    runs (through which each result is saved), its typed output, if any, and whether a later call of a reply
+    with a number found nowhere waits (`wait_for_results`)."""
 
     def __init__(self, tools: Mapping[str, Tool], runner: ToolRunner, checkpoints: Checkpoints,
-                 output: OutputSpec | None) -> None:
+                 output: OutputSpec | None, wait_for_results: bool = False) -> None:
         self.tools, self.runner, self.checkpoints, self.output = tools, runner, checkpoints, output
+        self.wait_for_results = wait_for_results
         self.final_name = FINAL_RESULT_TOOL if output is not None else None
         self.delegates = frozenset(n for n, t in tools.items() if isinstance(t, AgentTool))
 
     def run(self, reply: Message, decisions: Mapping[str, Decision], run: RunContext, hooks: Hooks,
             trace: RunSpans | None, streaming: bool = False) -> Generator[Event, None, CallsEnded | None]:
-        """Run a reply's calls (denied ones not), append the observations in the reply's order (a failed
-        call's with what `advise` hooks add); says what ends the run or counts as a typed-output attempt
-        (None: nothing, the loop goes on). Calls of agents run first, one by one (`agentkit.runs.delegation`);
-        one that pauses for approval pauses the run before any other call of the reply has run."""
+        """Run a reply's calls (not denied ones, nor ones that wait for another's result), append the
+        observations in the reply's order (a failed call's with what `advise` hooks add); says what ends the
+        run or counts as a typed-output attempt (None: nothing, the loop goes on). Calls of agents run
+        first, one by one (`agentkit.runs.delegation`); one that pauses for approval pauses the run before
+        any other call of the reply has run."""
         trajectory = run.trajectory
         calls = reply.tool_calls
         final = self.final_name
         if decisions and self.delegates:  # resumed after an agent call paused: the reply's decisions still stand
             decisions = {**decided_earlier(trajectory, calls), **decisions}
-        plain = not decisions and final is None  # every call runs
-        to_run = calls if plain else [c for c in calls if c.name != final and
+        waiting = (run.grounding.waiting(reply, trajectory.messages)
+                   if self.wait_for_results and not decisions else {})  # a decided reply runs as decided
+        plain = not decisions and final is None and not waiting  # every call runs
+        to_run = calls if plain else [c for c in calls if c.name != final and c.id not in waiting and
                                       (not decisions or decisions.get(c.id, APPROVED).approved)]
         for call in calls:
             yield ToolStarted(call)
@@ -113,6 +119,8 @@ class ReplyCalls:
                     ended.typed_rejected = True
                 else:
                     ended.typed.append(value)
+            elif call.id in waiting:
+                observation = Message.tool(call, waiting[call.id], is_error=True)
             elif plain or decisions.get(call.id, APPROVED).approved:
                 outcome = outcomes[k]
                 k += 1

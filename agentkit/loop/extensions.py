@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from agentkit.events import ContextAdded, Event, ModelTurn, PhaseStarted
+from agentkit.loop.grounding import Grounding
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, Model, ModelResponse
 from agentkit.records import RECORD_KEYS, TOOLS_OFFERED, R, RecordKey, ToolsOffered
@@ -58,6 +59,8 @@ class RunContext:
     """The tools the model is shown in this run (None: all); see `offer`."""
     opening: Message | None = None
     """A first reply a planner wrote for the model (see `open_with`), or None."""
+    grounding: Grounding = field(default_factory=Grounding, repr=False)
+    """What the conversation has written so far, for the loop's check of calls (`agentkit.loop.grounding`)."""
 
     def open_with(self, reply: Message) -> None:
         """Start the act loop from `reply`, an assistant message calling read-only tools: it is put into the

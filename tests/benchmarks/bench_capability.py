@@ -188,18 +188,20 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
 
 def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
                  select_tools: int | None = 0, tools: list[Any] = TOOLS, max_steps: int = 4,
-                 instructions: str = DEFAULT_INSTRUCTIONS, score_call: Any = right_call) -> dict[str, Any]:
+                 instructions: str = DEFAULT_INSTRUCTIONS, score_call: Any = right_call,
+                 wait_for_results: bool = False) -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
     requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
     `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`).
-    `score_call(item, calls)` judges the calls (set C's `right_call_c` also checks the order of dependent ones)."""
+    `score_call(item, calls)` judges the calls (set C's `right_call_c` also checks the order of dependent ones);
+    `wait_for_results` is the agent's option of that name (`agentkit.loop.grounding`)."""
     extensions = [ToolSelection(select_tools)] if select_tools != 0 else []  # None: all, nearest first
     from concurrent.futures import ThreadPoolExecutor
 
     def one(item: dict[str, Any]) -> dict[str, Any]:
         agent = Agent(model, tools, max_steps=max_steps,
                       settings=GenerationSettings(temperature=0, max_tokens=max_tokens),
-                      extensions=extensions, instructions=instructions)
+                      extensions=extensions, instructions=instructions, wait_for_results=wait_for_results)
         reset = getattr(model, "reset_cache", None)
         if callable(reset) and concurrency == 1:
             reset()
@@ -255,26 +257,31 @@ def main() -> None:
     parser.add_argument("--sql-limit", type=int, default=10, help="Chinook easy tasks per planner (0: skip)")
     parser.add_argument("--max-tokens", type=int, default=160)
     parser.add_argument("--max-steps", type=int, default=None,
-                        help="model calls per tool-use request (default 4; 6 for set c, whose longest requests "
-                             "need five)")
+                        help="model calls per tool-use request (default 4; 6 for sets c and d, whose longest "
+                             "requests need five)")
     parser.add_argument("--concurrency", type=int, default=1, help="tool-use requests at once (llama.cpp slots)")
     parser.add_argument("--select-tools", type=lambda v: None if v == "ranked" else int(v), default=0,
                         help="offer each request only the N tools nearest it (0: all, as given; 'ranked': all, "
                              "nearest first)")
-    parser.add_argument("--set", choices=["a", "b", "c"], default="a",
-                        help="tool set: a (data/tool_capability.jsonl, six tools), b (tool_set_b.py, ten others) "
-                             "or c (tool_set_c.py: multi-step requests over twelve more and the calculator)")
+    parser.add_argument("--set", choices=["a", "b", "c", "d"], default="a",
+                        help="tool set: a (data/tool_capability.jsonl, six tools), b (tool_set_b.py, ten others), "
+                             "c (tool_set_c.py: multi-step requests over twelve more and the calculator; the test "
+                             "set) or d (tool_set_d.py: built like c over twelve others; the dev set)")
     parser.add_argument("--instructions", default=DEFAULT_INSTRUCTIONS, help="the agent's system prompt opening")
+    parser.add_argument("--wait", action="store_true",
+                        help="a call with an id or number the conversation never wrote is not run once "
+                             "(Agent(wait_for_results=True), agentkit.loop.grounding)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).parent))
     from tool_set_b import DATA_B, TOOLS_B
     from tool_set_c import DATA_C, TOOLS_C, right_call_c
+    from tool_set_d import DATA_D, TOOLS_D
 
-    data, tools = {"a": (DATA, TOOLS), "b": (DATA_B, TOOLS_B), "c": (DATA_C, TOOLS_C)}[args.set]
-    score_call = right_call_c if args.set == "c" else right_call
-    max_steps = args.max_steps or (6 if args.set == "c" else 4)
+    data, tools = {"a": (DATA, TOOLS), "b": (DATA_B, TOOLS_B), "c": (DATA_C, TOOLS_C), "d": (DATA_D, TOOLS_D)}[args.set]
+    score_call = right_call_c if args.set in ("c", "d") else right_call
+    max_steps = args.max_steps or (6 if args.set in ("c", "d") else 4)
     items = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
     items = [i for i in items if args.kinds is None or i["kind"] in args.kinds][:: args.stride]
     items = items[: args.limit] if args.limit else items
@@ -288,6 +295,7 @@ def main() -> None:
             model = load_local(base, engine=args.engine, text_tools=(fmt == "text"), adapter=adapter, **options)
             offered = (", all tools, nearest first" if args.select_tools is None
                        else f", {args.select_tools} tools offered" if args.select_tools else "")
+            offered += ", made-up values wait" if args.wait else ""
             key = f"{spec} [{fmt}, {type(model).__name__}{offered}]"
             if fmt == "native" and getattr(model, "text_tools", True):
                 print(f"{key}: no native tool template; skipped (the text protocol row covers it)")
@@ -295,7 +303,7 @@ def main() -> None:
             print(f"== {key} (loaded in {time.perf_counter() - started:.1f}s)", flush=True)
             entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency,
                                                               args.select_tools, tools, max_steps,
-                                                              args.instructions, score_call)}
+                                                              args.instructions, score_call, args.wait)}
             if args.sql_limit and fmt == ("native" if not getattr(model, "text_tools", True) else "text"):
                 entry["sql"] = run_sql(model, args.sql_limit, 256, Path("bench-out/capability-sql") / spec[6:])
             entry["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

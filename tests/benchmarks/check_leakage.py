@@ -1,10 +1,10 @@
 """How close the benchmarks' requests are to the tool LoRA's training requests, by sentence embedding.
 
-Benchmark texts: every request of set A (`data/tool_capability.jsonl`), set B (`data/tool_capability_b.jsonl`),
-set C (`data/tool_capability_c.jsonl`), every user turn of the multi-turn sessions (`data/multiturn_sessions.jsonl`)
-and every question of the SQL task engine's dev and test splits (`agentkit.sql.taskgen.build_tasks`, built
-into a temporary folder). Training texts: every user message (a chat has several) of the conversations
-`agentkit.training.synthetic.synthetic_conversations` builds for
+Benchmark texts: every request of set A (`data/tool_capability.jsonl`), set B (`data/tool_capability_b.jsonl`), set
+C (`data/tool_capability_c.jsonl`), set D (`data/tool_capability_d.jsonl`), every user turn of the multi-turn
+sessions (`data/multiturn_sessions.jsonl`) and every question of the SQL task engine's dev and test splits
+(`agentkit.sql.taskgen.build_tasks`, built into a temporary folder). Training texts: every user message (a chat has
+several) of the conversations `agentkit.training.synthetic.synthetic_conversations` builds for
 
 - the sample: `--sample N` (default 2000) conversations with the seed, mix and options of the Makefile's
   `tool-lora-1.5b-chains` recipe, standing for what the recipe and any longer run of it draws from;
@@ -47,6 +47,7 @@ from bench_capability import DATA as DATA_A
 from bench_multiturn import SESSIONS, load_sessions
 from tool_set_b import DATA_B
 from tool_set_c import DATA_C
+from tool_set_d import DATA_D
 
 RESULTS = Path(__file__).with_name("results")
 THRESHOLD = 0.85
@@ -63,10 +64,10 @@ SAMPLE_OPTIONS: dict[str, Any] = {k: v for k, v in RECIPES[-1][1].items() if k !
 
 
 def benchmark_texts(sql: bool = True) -> dict[str, list[tuple[str, str]]]:
-    """Each benchmark's (kind, text) pairs: the requests of sets A, B and C, the user turns of the sessions,
+    """Each benchmark's (kind, text) pairs: the requests of sets A, B, C and D, the user turns of the sessions,
     and (`sql`) the SQL dev and test questions (kind: the question's difficulty)."""
     sets: dict[str, list[tuple[str, str]]] = {}
-    for name, path in (("A", DATA_A), ("B", DATA_B), ("C", DATA_C)):
+    for name, path in (("A", DATA_A), ("B", DATA_B), ("C", DATA_C), ("D", DATA_D)):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         sets[name] = [(r["kind"], r["request"]) for r in rows]
     sets["multiturn"] = [(t["kind"], t["user"]) for s in load_sessions(SESSIONS) for t in s["turns"]]

@@ -2,9 +2,10 @@
 and the framework's own finishing tools.
 
 The evaluation sets are `tests/benchmarks`: set A (`tool_capability.jsonl`), set B (`tool_set_b.py`), set C
-(`tool_set_c.py`: multi-step requests over twelve lookup tools and the calculator) and the multi-turn chat
-sessions (`multiturn_sessions.jsonl`, over set C's tools). A model tuned on the conversations is measured
-there on tools it was never trained on.
+(`tool_set_c.py`: multi-step requests over twelve lookup tools and the calculator; the test set), set D
+(`tool_set_d.py`: the dev multi-step set, built like set C over twelve other lookup tools, to tune and decide on)
+and the multi-turn chat sessions (`multiturn_sessions.jsonl`, over set C's tools). A model tuned on the
+conversations is measured there on tools it was never trained on.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ HELD_OUT_TOOLS: frozenset[str] = frozenset({
     # set C and the multi-turn sessions (with the calculator above)
     "find_artwork", "artwork_record", "artist_profile", "ferry_route", "ferry_sailings", "tide_table",
     "trail_info", "hut_beds", "apiary_hives", "hive_report", "bridge_clearance", "lorry_spec",
+    # set D, the dev multi-step set (with the calculator above)
+    "seed_lot", "germination_test", "sowing_rate", "ski_lift", "piste_report", "ski_wax", "wine_barrel",
+    "barrel_tasting", "bottling_run", "loaned_instrument", "instrument_card", "instrument_maker",
 })
 """The evaluation sets' tool names: never offered."""
 
@@ -35,6 +39,11 @@ HELD_OUT_WORDS: frozenset[str] = frozenset({
     "sailings", "crossing", "tide", "tides", "harbour", "harbor", "trail", "trails", "hut", "huts", "hike",
     "hiking", "apiary", "hive", "hives", "bee", "bees", "honey", "lorry", "lorries", "truck", "bridge",
     "bridges", "clearance", "headroom", "fleet",
+    # set D: a seed bank, a ski resort, a wine cellar, an orchestra's loaned instruments
+    "seed", "seeds", "germination", "germinate", "sowing", "sow", "ski", "skis", "skiing", "lift", "lifts",
+    "piste", "pistes", "wax", "snow", "gondola", "chairlift", "wine", "wines", "barrel", "barrels", "cellar",
+    "bottling", "vintage", "tasting", "grape", "instrument", "instruments", "loaned", "orchestra", "violin",
+    "viola", "cello", "luthier", "musician",
 })
 """Name parts that mark a held-out domain: no offered tool's name has one."""
 

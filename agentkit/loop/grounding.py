@@ -1,0 +1,128 @@
+"""Grounded calls: a call whose id or number appears nowhere in the conversation yet is not run, once.
+
+A small model asked for two dependent steps ("the weather in Oslo, then in Fahrenheit") may put both calls in one
+reply and make up the number the first call would have given (`unit_convert(value=15, ...)` beside
+`get_weather(city="Oslo")`), or skip the lookup and guess the id it needs (`piste_report(piste="PS-01")`). The loop
+checks each call before it runs. An id in its arguments (a word of letters and digits such as "PS-41" or "AC1187",
+compared without case, spaces or dashes) must appear in the conversation so far: the system prompt, the user's
+messages, the results and earlier replies. In a reply of two calls or more, so must every number of the calls after
+the first (an argument that is a number, or a number inside a short string argument such as a date or an expression
+"8.07 * 3"; `1,234` and `1234` alike; 0 and 1 always pass): those are the calls that may need the first one's
+result. A call that fails the check is not run: it gets "Not run: ..." back, naming the value and asking to look it
+up first or, if the user gave it, to make the same call again, which then runs (the arguments of earlier replies
+count as written). Free text (a string of two words or more of three letters, such as an SQL query or a sentence) is
+not checked: its values are the model's own to choose. A reply the user has decided on (`agentkit.runs.approval`)
+runs as decided.
+
+    grounding = Grounding()
+    waiting = grounding.waiting(reply.tool_calls, messages)   # call id -> the observation to give it
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+from agentkit.loop.repeats import NOT_RUN
+from agentkit.messages import Message
+
+WAITING_CALL = NOT_RUN + (
+    "{value} (argument {argument}) appears nowhere in the request or in any result so far. If it comes from "
+    "another tool's result, call that tool first (or read its result above), then call {name} with the value "
+    "it gives; if the user gave it, make the same call again."
+)
+"""The observation of a call that waits (it begins with `NOT_RUN`: not counted as the call's failure)."""
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_ID = re.compile(r"\b(?=[\w-]*[^\W\d_])(?=[\w-]*\d)[^\W_][\w-]*[^\W_]")  # letters and digits, dashes allowed
+_SQUEEZE = re.compile(r"[\s_-]+")
+_FREE = 2  # a string with this many words of 3+ letters is free text, not checked
+_MAX_CHARS = 200  # longer strings are free text too
+_ALWAYS = frozenset({0.0, 1.0})
+
+
+def _numbers(text: str) -> set[float]:
+    """The numbers written in `text`, as floats: each digit run as written, and again with thousands
+    separators taken out ("1,234" gives 1, 234 and 1234)."""
+    found = {float(m) for m in _NUMBER.findall(text)}
+    if "," in text:
+        found |= {float(m) for m in _NUMBER.findall(_THOUSANDS.sub("", text))}
+    return found
+
+
+def _squeezed(text: str) -> str:
+    """`text` lower-cased without spaces, dashes or underscores: how ids are compared."""
+    return _SQUEEZE.sub("", text.lower())
+
+
+def _values(value: object) -> tuple[list[tuple[str, float]], list[tuple[str, str]]]:
+    """The numbers and ids of an argument's value that must be grounded: (as written, number) and
+    (as written, squeezed id); nothing for free text."""
+    if isinstance(value, bool) or value is None:
+        return [], []
+    if isinstance(value, int | float):
+        return ([(repr(value), abs(float(value)))] if math.isfinite(value) else []), []
+    if isinstance(value, str):
+        if len(value) > _MAX_CHARS or len(_WORD.findall(value)) >= _FREE:
+            return [], []
+        return [(repr(value), n) for n in _numbers(value)], [(repr(m), _squeezed(m)) for m in _ID.findall(value)]
+    items = list(value.values()) if isinstance(value, dict) else list(value) if isinstance(value, list | tuple) else []
+    numbers: list[tuple[str, float]] = []
+    ids: list[tuple[str, str]] = []
+    for item in items[:50]:
+        n, i = _values(item)
+        numbers += n
+        ids += i
+    return numbers, ids
+
+
+class Grounding:
+    """What a run's conversation has written (its numbers, and its text squeezed for ids), read from the
+    messages as they grow. The arguments of earlier replies count as written: a call made again runs."""
+
+    def __init__(self) -> None:
+        self._numbers: set[float] = set()
+        self._text: list[str] = []
+        self._joined = ""
+        self._seen = 0
+
+    def _read(self, messages: Sequence[Message], reply: Message) -> None:
+        """Read the messages appended since the last call, but not `reply` (the reply being checked)."""
+        for message in messages[self._seen:]:
+            if message is reply:
+                continue
+            texts = [message.content] + [str(c.arguments)[:10_000] for c in message.tool_calls]
+            for text in texts:
+                if text:
+                    self._numbers |= _numbers(text)
+                    self._text.append(_squeezed(text))
+        self._seen = len(messages) - (1 if messages and messages[-1] is reply else 0)
+        self._joined = "\n".join(self._text)
+
+    def waiting(self, reply: Message, messages: Sequence[Message]) -> Mapping[str, str]:
+        """The calls of `reply` that are not run, by call id, each with its observation: a call with an id
+        the conversation (`messages`, without `reply`) never wrote, or a later call of several with such a
+        number (a call made again, after its first try was not run, runs: its values are written then)."""
+        calls = reply.tool_calls
+        read = False
+        waiting: dict[str, str] = {}
+        for position, call in enumerate(calls):
+            for argument, value in call.arguments.items():
+                numbers, ids = _values(value)
+                if position == 0:
+                    numbers = []
+                if not numbers and not ids:
+                    continue
+                if not read:
+                    self._read(messages, reply)
+                    read = True
+                missing = next((shown for shown, n in numbers if n not in _ALWAYS and n not in self._numbers), None)
+                missing = missing or next((shown for shown, i in ids if i not in self._joined), None)
+                if missing is None:
+                    continue
+                waiting[call.id] = WAITING_CALL.format(value=missing, argument=argument, name=call.name)
+                break
+        return waiting
