@@ -13,6 +13,7 @@ from typing import Any
 
 from test_experience import build_train_db
 
+from agentkit.environments.base import Task
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.feedback import feedback_of
 from agentkit.memory.experience import TITLE, Experience, question_of
@@ -22,7 +23,7 @@ from agentkit.testing import FunctionModel
 from agentkit.trajectory import read_jsonl
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
-from bench_from_runs import Options, markdown, run_benchmark, split_database
+from bench_from_runs import Options, markdown, plan_split, run_benchmark, spare_tasks, split_database
 
 ORDER = (4, 21, 3, 29, 28)  # the afternoon: 4, 21, 3; the next day: 29, 28
 WRONG_21 = "SELECT MIN(Seats) FROM Shop"  # asked for the highest number of seats
@@ -108,3 +109,61 @@ def test_a_short_database_is_split_in_the_asked_proportion() -> None:
     first, then = split_database(list(range(5)), 3, 2)
     assert (first, then) == ([0, 1, 2], [3, 4])
     assert [len(p) for p in split_database([0, 1], 40, 20)] == [1, 1]
+
+
+def test_spares_fill_the_afternoon_and_never_the_held_out_set(tmp_path: Path) -> None:
+    data = tmp_path / "sqlgen"
+    _, records = build_train_db(data)
+    env = SQLEnvironment(tasks=data / "train.jsonl", name="sql-train")
+    spares = spare_tasks(data, ["bakery_orders"])["bakery_orders"]
+    assert len(spares) >= 30 and all("-s" in t.id for t in spares)
+    assert spares[0].data["db"] == env.tasks()[0].data["db"]  # the split's own database file
+    frozen = [r["id"] for r in records]
+    held_q, held_sql = records[20]["question"], records[21]["sql"]
+    paraphrase = Task(id="bakery_orders-s900", prompt=held_q, data={**spares[0].data, "question": held_q})
+    twin = Task(id="bakery_orders-s901", prompt="x",
+                data={**spares[1].data, "gold_sql": "  " + held_sql.upper().replace(" ", "\n  ") + " ;"})
+    offered = [paraphrase, twin, *spares]
+
+    (plan,) = plan_split(env, ["bakery_orders"], 40, 20, spares={"bakery_orders": offered}).values()
+    assert [t.id for t in plan.heldout] == frozen[10:]  # the task file's last 20, in order
+    ids = [t.id for t in plan.afternoon]
+    assert ids[:10] == frozen[:10] and len(ids) == 40 and len(set(ids)) == 40
+    assert all(i.startswith("bakery_orders-s") for i in ids[10:]) and not set(ids) & set(frozen[10:])
+    check = plan.spares
+    assert check is not None and check["used"] == 30 and check["available"] == len(offered)
+    dropped = {d["id"]: d for d in check["dropped"]}
+    assert dropped[paraphrase.id]["why"] == "paraphrase" and dropped[paraphrase.id]["similarity"] >= 0.99
+    assert dropped[paraphrase.id]["heldout"] == records[20]["id"]
+    assert dropped[twin.id]["why"] == "same SQL" and dropped[twin.id]["heldout"] == records[21]["id"]
+    assert paraphrase.id not in ids and twin.id not in ids
+    assert check["dropped_paraphrase"] >= 1 and check["dropped_same_sql"] >= 1
+    near = check["heldout_nearest_afternoon"]
+    assert 0.0 < near["median"] <= near["max"] < 0.9 + 1e-6
+
+    (old,) = plan_split(env, ["bakery_orders"], 40, 20).values()  # --no-spare: the task file alone
+    assert [t.id for t in old.afternoon] == frozen[:20] and [t.id for t in old.heldout] == frozen[20:]
+    assert old.spares is None
+
+
+def test_spare_runs_are_rated_and_reported(tmp_path: Path) -> None:
+    data = tmp_path / "sqlgen"
+    _, records = build_train_db(data)
+    spares = spare_tasks(data, ["bakery_orders"])["bakery_orders"]
+    tasks = data / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in records[:4]))
+    env = SQLEnvironment(tasks=tasks, name="sql-train")
+    gold = {r["question"]: r["sql"] for r in records} | {t.data["question"]: t.data["gold_sql"] for t in spares}
+
+    def reply(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
+        return f"```sql\n{gold[question_of(next(m.content for m in messages if m.role == 'user'))]}\n```"
+
+    report = run_benchmark(env, ["bakery_orders"], FunctionModel(reply), "function", tmp_path / "work", afternoon=4,
+                           heldout=2, options=Options(votes=1, concurrency=2), split="train",
+                           spares={"bakery_orders": spares})
+    (d,) = report["databases"]
+    assert d["afternoon"]["tasks"] == [records[0]["id"], records[1]["id"], spares[0].id, spares[1].id]
+    assert d["afternoon"]["good"] == 4 and d["learned"]["examples"] == 4
+    assert list(d["before"]["outcomes"]) == [records[2]["id"], records[3]["id"]] and not d["short"]
+    assert d["spares"]["used"] == 2 and report["overall"]["spares_used"] == 2
+    json.dumps(report)

@@ -4,10 +4,22 @@ day's held-out questions on that database without and with what was learned.
     python tests/benchmarks/bench_from_runs.py --split dev                       # 3 databases, 40 + 20 questions
     python tests/benchmarks/bench_from_runs.py --split dev --db-ids home_care --afternoon 20 --heldout 10
     python tests/benchmarks/bench_from_runs.py --split dev --dbs 1 --afternoon 3 --heldout 2 --out /tmp/smoke.json
+    python tests/benchmarks/bench_from_runs.py --split dev --no-spare            # the task file's 30 questions only
 
-Per database of the generated SQL task set's split (`--dbs` first ones in the split's order, or `--db-ids`):
+Per database of the generated SQL task set's split (`--dbs` first ones in the split's order, or `--db-ids`).
+The task file holds 30 questions per database; by default (`--spare`) the next day's questions are the last
+`--heldout` of them, in order, and the afternoon is the database's other task-file questions followed by its
+spare questions (`agentkit.sql.taskgen.spare_questions`: further checked questions over the same data that no
+split scores, the build's own candidates less the task file's, written to DATA/DB.spares.jsonl), up to
+`--afternoon`; so 40 + 20 fit. Before use, a spare is dropped from the afternoon when its question is a close
+paraphrase of a held-out question (cosine of the packaged all-MiniLM-L6-v2 embeddings, L2-normalised, at
+least `--max-similarity`, default 0.9) or its gold SQL is a held-out question's once whitespace and case are
+normalised. Each database's report records under "spares" the spares available, used and dropped (with the
+held-out question each one was too close to) and, for the held-out questions, each one's highest similarity
+to any afternoon question (their max and median). `--no-spare`: the task file alone, the afternoon its first
+`--afternoon` questions and the next day the next `--heldout`.
 
-1. the afternoon: its first `--afternoon` questions, each one run of the agent `agentkit sql` is (the draft
+1. the afternoon: its `--afternoon` questions (above), each one run of the agent `agentkit sql` is (the draft
    planner, `--votes` drafts voting by their results, the CREATE TABLEs shown up front: `--schema tables`;
    built as `bench_sql_split.py` builds its draft configuration), greedy. Each run is logged to a JSONL
    trajectory log as an application logs it (without the gold scores) and rated by a simulated user with
@@ -15,12 +27,13 @@ Per database of the generated SQL task set's split (`--dbs` first ones in the sp
    environment's execution match, the check every SQL evaluation scores with), bad otherwise (a run with no
    answer too), never with a reason;
 2. learning: `agentkit.memory.from_runs.learn_from_runs([log], DIR, db=DATABASE)`, the default methods;
-3. the next day: its next `--heldout` questions (disjoint from the afternoon's), run twice with the same
+3. the next day: its `--heldout` questions (above; disjoint from the afternoon's), run twice with the same
    configuration: without memory ("before") and with DIR attached as `--memory DIR` attaches it
    (`agentkit.cli.memory_options.learned_extensions`) ("after").
 
-A database with fewer than afternoon + held-out questions (the engine writes 30 per database) is split in
-the same proportion, and the counts used are printed and written. Reports, per database and pooled: before
+With spares, a database with too few spares left has a shorter afternoon (marked short); with `--no-spare`
+a database with fewer than afternoon + held-out questions (the engine writes 30 per database) is split in
+the same proportion. The counts used are printed and written. Reports, per database and pooled: before
 and after correct counts, accuracy with Wilson 95 % intervals, the change in points, the held-out tasks that
 flipped each way with what their "after" run was shown (the worked example ids, from the runs' EXPERIENCE
 records, attributed as `agentkit learn` attributes its flips), the afternoon's good and bad ratings, and
@@ -35,9 +48,10 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +61,11 @@ from bench_sql_split import config_factory, split_environment, summarise, wilson
 
 RESULTS = Path(__file__).parent / "results"
 CONFIG = "draft"
+MAX_SIMILARITY = 0.9
+"""A spare whose question is this close (MiniLM cosine) to a held-out question, or closer, is not used."""
+
+Similarity = Callable[[list[str], list[str]], Any]
+"""Cosine similarity matrix of two lists of texts (`Embedder.similarity`)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +98,84 @@ def split_database(tasks: Sequence[Any], afternoon: int, heldout: int) -> tuple[
         if afternoon:
             first = max(first, 1)
     return list(tasks[:first]), list(tasks[first:first + heldout])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One database's afternoon and held-out tasks; `questions`: how many it had to draw from; `spares`: how
+    its spare questions were used and checked (`with_spares`), None without spares."""
+
+    afternoon: list[Any]
+    heldout: list[Any]
+    questions: int
+    spares: dict[str, Any] | None = None
+
+
+def _sql_key(sql: str) -> str:
+    return " ".join(sql.strip().rstrip(";").split()).lower()
+
+
+def minilm_similarity(a: list[str], b: list[str]) -> Any:
+    """Cosine similarity matrix of two lists of texts by the packaged all-MiniLM-L6-v2 (offline)."""
+    from agentkit.memory.embeddings import Embedder
+
+    return Embedder.default().similarity(a, b)
+
+
+def with_spares(frozen: Sequence[Any], spares: Sequence[Any], afternoon: int, heldout: int, *,
+                max_similarity: float = MAX_SIMILARITY, similarity: Similarity | None = None) -> Plan:
+    """A database's plan with spare questions: held out, the last `heldout` of its task-file tasks `frozen`, in
+    order; the afternoon, its other task-file tasks then its `spares`, up to `afternoon` in all. A spare is
+    dropped first when its question's similarity to a held-out question's is at least `max_similarity`
+    (`similarity`: the packaged MiniLM's cosine by default) or its gold SQL is a held-out one's once whitespace
+    and case are normalised. The plan's `spares` records the spares available, used and dropped (with the
+    held-out question each was closest to) and each held-out question's highest similarity to any
+    afternoon question (max and median over the held-out set)."""
+    similar = similarity or minilm_similarity
+    n_held = min(heldout, len(frozen))
+    held = list(frozen[len(frozen) - n_held:])
+    first = list(frozen[:len(frozen) - n_held])[:afternoon]
+    held_q = [str(t.data["question"]) for t in held]
+    held_sql = {_sql_key(str(t.data["gold_sql"])): t.id for t in held}
+    paraphrases: list[dict[str, Any]] = []
+    same_sql: list[dict[str, Any]] = []
+    kept: list[Any] = []
+    if spares and held:
+        sims = similar([str(t.data["question"]) for t in spares], held_q)
+        index = {t.id: k for k, t in enumerate(held)}
+        for i, spare in enumerate(spares):
+            j = max(range(len(held)), key=lambda k: float(sims[i][k]))
+            twin = held_sql.get(_sql_key(str(spare.data["gold_sql"])))
+            if float(sims[i][j]) < max_similarity and twin is not None:
+                j = index[twin]
+            near = {"id": spare.id, "question": spare.data["question"], "heldout": held[j].id,
+                    "heldout_question": held_q[j], "similarity": round(float(sims[i][j]), 4)}
+            if float(sims[i][j]) >= max_similarity:
+                paraphrases.append({**near, "why": "paraphrase"})
+            elif twin is not None:
+                same_sql.append({**near, "why": "same SQL"})
+            else:
+                kept.append(spare)
+    else:
+        kept = list(spares)
+    used = kept[:max(afternoon - len(first), 0)]
+    day = first + used
+    nearest: list[float] = []
+    if held and day:
+        sims = similar(held_q, [str(t.data["question"]) for t in day])
+        nearest = [max(float(v) for v in row) for row in sims]
+    check = {
+        "available": len(spares), "used": len(used), "used_ids": [t.id for t in used],
+        "dropped_paraphrase": len(paraphrases), "dropped_same_sql": len(same_sql),
+        "dropped": paraphrases + same_sql, "unused": len(kept) - len(used), "max_similarity": max_similarity,
+        "heldout_nearest_afternoon": {"max": round(max(nearest), 4) if nearest else None,
+                                      "median": round(statistics.median(nearest), 4) if nearest else None},
+        "method": "cosine of the packaged all-MiniLM-L6-v2 question embeddings (L2-normalised) between every "
+                  "spare and every held-out question, the spare dropped at max_similarity or more; and gold "
+                  "SQL compared with whitespace and case normalised; heldout_nearest_afternoon: each held-out "
+                  "question's highest cosine to any afternoon question (task-file and spare)",
+    }
+    return Plan(day, held, len(frozen) + len(kept), check)
 
 
 def user_view(trajectory: Any) -> Any:
@@ -139,10 +236,12 @@ def _span(split: str, db: str, tasks: Sequence[Any], what: str) -> str:
 
 def run_database(env: Any, db_id: str, afternoon: Sequence[Any], heldout: Sequence[Any], model: Any,
                  model_name: str, work: Path, *, options: Options, split: str, questions: int,
-                 asked: tuple[int, int], tick: Callable[[str], Callable[[Any], None]] | None = None) -> dict[str, Any]:
+                 asked: tuple[int, int], tick: Callable[[str], Callable[[Any], None]] | None = None,
+                 spares: dict[str, Any] | None = None) -> dict[str, Any]:
     """The afternoon, learning and the next day on one database (see the module); `work` is emptied first and
     receives the afternoon's log, the learned folder and the held-out trajectories; `questions`: how many the
-    database has, `asked`: the afternoon and held-out sizes asked for. Returns its report."""
+    database has, `asked`: the afternoon and held-out sizes asked for; `spares`: how spare questions filled
+    the afternoon (`Plan.spares`), written as the report's "spares". Returns its report."""
     from agentkit.cli.memory_options import learned_extensions, memory_model
     from agentkit.memory.experience import Experience
     from agentkit.memory.from_runs import learn_from_runs
@@ -204,7 +303,8 @@ def run_database(env: Any, db_id: str, afternoon: Sequence[Any], heldout: Sequen
     b, a, n = scores["before"].successes, scores["after"].successes, len(heldout)
     return {
         "db_id": db_id, "database": database, "questions": questions,
-        "asked": {"afternoon": asked[0], "heldout": asked[1]}, "short": questions < sum(asked),
+        "asked": {"afternoon": asked[0], "heldout": asked[1]},
+        "short": len(afternoon) < asked[0] or len(heldout) < asked[1], "spares": spares,
         "afternoon": {"tasks": [t.id for t in afternoon], "good": sum(v == "good" for v in ratings.values()),
                       "bad": sum(v == "bad" for v in ratings.values()),
                       "errors": sum(v == "error" for v in ratings.values()), "ratings": ratings,
@@ -235,6 +335,8 @@ def pooled(databases: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "afternoon_good": sum(d["afternoon"]["good"] for d in databases),
         "afternoon_bad": sum(d["afternoon"]["bad"] for d in databases),
         "examples_learned": sum(d["learned"]["examples"] for d in databases),
+        "spares_used": sum((d.get("spares") or {}).get("used", 0) for d in databases),
+        "spares_dropped_paraphrase": sum((d.get("spares") or {}).get("dropped_paraphrase", 0) for d in databases),
         "before": {"correct": before, "tasks": n, "accuracy": round(before / n, 4) if n else 0.0,
                    "wilson95": wilson(before, n)},
         "after": {"correct": after, "tasks": n, "accuracy": round(after / n, 4) if n else 0.0,
@@ -246,25 +348,53 @@ def pooled(databases: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def plan_split(env: Any, db_ids: Sequence[str], afternoon: int, heldout: int) -> dict[str, tuple[list[Any], list[Any]]]:
-    """Each database's afternoon and held-out tasks (`split_database`), in the order of `db_ids`. Raises
-    ValueError naming a database the environment's tasks do not have."""
+def plan_split(env: Any, db_ids: Sequence[str], afternoon: int, heldout: int, *,
+               spares: Mapping[str, Sequence[Any]] | None = None, max_similarity: float = MAX_SIMILARITY,
+               similarity: Similarity | None = None) -> dict[str, Plan]:
+    """Each database's plan, in the order of `db_ids`: with `spares` (database -> its spare tasks), the
+    task file's last questions held out and spares filling the afternoon (`with_spares`); without, the task
+    file split by `split_database`. Raises ValueError naming a database the environment's tasks do not have."""
     groups = by_database(env.tasks())
     unknown = [d for d in db_ids if d not in groups]
     if unknown:
         raise ValueError(f"not databases of the task set: {', '.join(unknown)} (it has {', '.join(groups)})")
-    return {db: split_database(groups[db], afternoon, heldout) for db in db_ids}
+    if spares is None:
+        return {db: Plan(*split_database(groups[db], afternoon, heldout), len(groups[db])) for db in db_ids}
+    return {db: with_spares(groups[db], spares.get(db, ()), afternoon, heldout, max_similarity=max_similarity,
+                            similarity=similarity) for db in db_ids}
+
+
+def spare_tasks(data: Path, db_ids: Sequence[str]) -> dict[str, list[Any]]:
+    """Each database's spare questions (`agentkit.sql.taskgen.spare_questions` over the split built in `data`)
+    as tasks the split's environment runs and scores: written to DATA/DB.spares.jsonl beside the split's task
+    files and loaded from there, so their database paths are the split's own."""
+    from agentkit.environments.sql import load_tasks
+    from agentkit.sql.taskgen import spare_questions
+    from agentkit.sql.taskgen.domains import ALL_DOMAINS
+
+    domains = {d.name: d for d in ALL_DOMAINS}
+    out: dict[str, list[Any]] = {}
+    for db in db_ids:
+        path = data / f"{db}.spares.jsonl"
+        records = spare_questions(domains[db], data)
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        out[db] = load_tasks(path) if records else []
+    return out
 
 
 def run_benchmark(env: Any, db_ids: Sequence[str], model: Any, model_name: str, work: Path, *, afternoon: int,
                   heldout: int, options: Options, split: str,
-                  tick: Callable[[str], Callable[[Any], None]] | None = None) -> dict[str, Any]:
-    """The benchmark on the databases `db_ids` of `env`'s tasks (`plan_split`): each database's report
-    (`run_database`, working under `work/DB`) and the pooled figures."""
-    groups = by_database(env.tasks())
-    databases = [run_database(env, db, first, then, model, model_name, work / db, options=options, split=split,
-                              questions=len(groups[db]), asked=(afternoon, heldout), tick=tick)
-                 for db, (first, then) in plan_split(env, db_ids, afternoon, heldout).items()]
+                  tick: Callable[[str], Callable[[Any], None]] | None = None,
+                  spares: Mapping[str, Sequence[Any]] | None = None, max_similarity: float = MAX_SIMILARITY,
+                  plan: Mapping[str, Plan] | None = None) -> dict[str, Any]:
+    """The benchmark on the databases `db_ids` of `env`'s tasks (`plan`, or `plan_split` with `spares` and
+    `max_similarity`): each database's report (`run_database`, working under `work/DB`) and the pooled figures."""
+    plans = plan if plan is not None else plan_split(env, db_ids, afternoon, heldout, spares=spares,
+                                                      max_similarity=max_similarity)
+    databases = [run_database(env, db, p.afternoon, p.heldout, model, model_name, work / db, options=options,
+                              split=split, questions=p.questions, asked=(afternoon, heldout), tick=tick,
+                              spares=p.spares)
+                 for db, p in ((db, plans[db]) for db in db_ids)]
     return {"databases": databases, "overall": pooled(databases)}
 
 
@@ -307,8 +437,13 @@ def main() -> int:
     parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
     parser.add_argument("--dbs", type=int, default=3, help="the split's first N databases")
     parser.add_argument("--db-ids", nargs="+", default=None, help="these databases of the split instead")
-    parser.add_argument("--afternoon", type=int, default=40, help="rated runs per database (its first questions)")
-    parser.add_argument("--heldout", type=int, default=20, help="next-day questions per database (the next ones)")
+    parser.add_argument("--afternoon", type=int, default=40, help="rated runs per database")
+    parser.add_argument("--heldout", type=int, default=20, help="next-day questions per database")
+    parser.add_argument("--spare", action=argparse.BooleanOptionalAction, default=True,
+                        help="hold out the task file's last questions and fill the afternoon with the rest and "
+                             "spare questions (default); --no-spare: the task file's first and next questions")
+    parser.add_argument("--max-similarity", type=float, default=MAX_SIMILARITY,
+                        help="drop a spare this close (MiniLM cosine) to a held-out question, or closer")
     parser.add_argument("--model", default="local:default")
     parser.add_argument("--votes", type=int, default=5, help="drafts that vote by their results")
     parser.add_argument("--schema", default="tables", help="shown up front: tables (default), digest, full, hidden")
@@ -329,15 +464,30 @@ def main() -> int:
     env = split_environment(args.data, args.split, args.schema)
     groups = by_database(env.tasks())
     chosen = args.db_ids or list(groups)[:args.dbs]
+    unknown = [d for d in chosen if d not in groups]
+    if unknown:
+        parser.error(f"{args.split} split: not databases of the task set: {', '.join(unknown)}")
+    spares = spare_tasks(args.data, chosen) if args.spare else None
     try:
-        plan = plan_split(env, chosen, args.afternoon, args.heldout)
+        plan = plan_split(env, chosen, args.afternoon, args.heldout, spares=spares,
+                          max_similarity=args.max_similarity)
     except ValueError as exc:
         parser.error(f"{args.split} split: {exc}")
-    for db, (afternoon, heldout) in plan.items():
-        short = len(groups[db]) < args.afternoon + args.heldout
-        print(f"{db}: {len(groups[db])} questions; afternoon {len(afternoon)}, held-out {len(heldout)}"
-              + (f" (fewer than {args.afternoon} + {args.heldout}: split in that proportion)" if short else ""),
-              flush=True)
+    for db, p in plan.items():
+        short = len(p.afternoon) < args.afternoon or len(p.heldout) < args.heldout
+        if p.spares is None:
+            print(f"{db}: {len(groups[db])} questions; afternoon {len(p.afternoon)} (the first), held-out "
+                  f"{len(p.heldout)} (the next)"
+                  + (f" (fewer than {args.afternoon} + {args.heldout}: split in that proportion)" if short else ""),
+                  flush=True)
+            continue
+        c, near = p.spares, p.spares["heldout_nearest_afternoon"]
+        print(f"{db}: held-out {len(p.heldout)} (the task file's last of {len(groups[db])}); afternoon "
+              f"{len(p.afternoon)} = {len(p.afternoon) - c['used']} task-file + {c['used']} spare (of "
+              f"{c['available']}; dropped {c['dropped_paraphrase']} as paraphrases at cosine >= "
+              f"{args.max_similarity}, {c['dropped_same_sql']} with a held-out's SQL); held-out's nearest "
+              f"afternoon question: max {near['max']}, median {near['median']}"
+              + (f" (short of {args.afternoon} + {args.heldout})" if short else ""), flush=True)
 
     def tick(name: str) -> Callable[[Any], None]:
         def show(result: Any) -> None:
@@ -353,7 +503,7 @@ def main() -> int:
     try:
         result = run_benchmark(env, chosen, model, args.model, args.data / "from-runs" / f"{args.split}{suffix}",
                                afternoon=args.afternoon, heldout=args.heldout, options=options, split=args.split,
-                               tick=tick)
+                               tick=tick, plan=plan)
     finally:
         close = getattr(model, "close", None)
         if callable(close):
@@ -363,13 +513,18 @@ def main() -> int:
         "benchmark": "from-runs", "split": args.split, "data_kind": args.split, "model": args.model,
         "config": {"planner": CONFIG, "votes": args.votes, "schema": args.schema, "max_steps": args.max_steps,
                    "temperature": 0.0, "concurrency": args.concurrency},
-        "afternoon_per_db": args.afternoon, "heldout_per_db": args.heldout,
+        "afternoon_per_db": args.afternoon, "heldout_per_db": args.heldout, "spare": args.spare,
+        "max_similarity": args.max_similarity if args.spare else None,
         "data": {
-            "afternoon": f"{args.split} split: each database's first questions (the afternoon counts in "
-                         "databases[].afternoon), each run once and rated by the simulated user against its gold "
-                         "result; learned from, not scored again",
-            "before, after, delta_points, flips": f"{args.split} split: each database's next questions "
-                                                  "(databases[].before.outcomes), none of them run in the "
+            "afternoon": (f"{args.split} split: each database's task-file questions not held out, then its spare "
+                          "questions (agentkit.sql.taskgen.spare_questions, never scored by any split) less those "
+                          "within max_similarity of a held-out question or with its SQL (databases[].spares)"
+                          if args.spare else f"{args.split} split: each database's first questions")
+                         + " (the afternoon counts in databases[].afternoon), each run once and rated by the "
+                           "simulated user against its gold result; learned from, not scored again",
+            "before, after, delta_points, flips": f"{args.split} split: each database's "
+                                                  + ("last task-file questions" if args.spare else "next questions")
+                                                  + " (databases[].before.outcomes), none of them run in the "
                                                   "afternoon; the same tasks before and after",
             "overall": "the held-out questions of every database, pooled",
         },

@@ -15,6 +15,9 @@ domain's name alone, so adding a domain never moves another; `FROZEN` (manifest.
 module) records every database's split and digests, and `build_tasks` refuses to write a database
 whose split, data or questions differ from it unless asked to refreeze.
 
+`spare_questions(domain, OUT)` gives a database's further checked questions, the ones its task file does not
+hold (for an afternoon of use before held-out questions, say); no split scores them.
+
 Every gold query is checked by execution before it is kept: it runs; its result is non-empty, not all
 NULL, not a zero count, at most `MAX_ROWS` rows and not a whole table; and it is deterministic: the same
 rows (in the same order where it orders them) with SQLite's unordered scans reversed.
@@ -139,9 +142,21 @@ def select(questions: Sequence[Question], rng: random.Random, per_db: int = PER_
     return out
 
 
-def build_database(domain: Domain, folder: Path, *, seed: int = SEED, per_db: int = PER_DB) -> BuiltDatabase:
-    """Write one domain's database under `folder/database/` and return its checked questions."""
-    path = write_database(domain, folder / "database" / domain.name / f"{domain.name}.sqlite", seed=seed)
+def _database_path(domain: Domain, folder: Path) -> tuple[Path, str]:
+    """Where the domain's database lives under `folder`: the file, and its path relative to `folder`."""
+    rel = f"database/{domain.name}/{domain.name}.sqlite"
+    return folder / rel, rel
+
+
+def _record(domain: Domain, rel: str, task_id: str, q: Question) -> dict[str, Any]:
+    return {"id": task_id, "db_id": domain.name, "db": rel, "question": q.question, "sql": q.sql,
+            "difficulty": q.difficulty, "kind": q.kind}
+
+
+def _checked_and_chosen(domain: Domain, path: Path, seed: int,
+                        per_db: int) -> tuple[list[Question], list[Question], dict[str, int]]:
+    """The database's candidates that pass `check_gold`, the `per_db` of them its task file holds, and the
+    count of candidates dropped by each reason (the one sequence of draws every caller must share)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     dropped: dict[str, int] = defaultdict(int)
     try:
@@ -156,12 +171,46 @@ def build_database(domain: Domain, folder: Path, *, seed: int = SEED, per_db: in
         chosen = select(kept, rng, per_db)
     finally:
         conn.close()
-    rel = f"database/{domain.name}/{domain.name}.sqlite"
-    records = [{"id": f"{domain.name}-{i:03d}", "db_id": domain.name, "db": rel, "question": q.question,
-                "sql": q.sql, "difficulty": q.difficulty, "kind": q.kind} for i, q in enumerate(chosen, start=1)]
+    return kept, chosen, dict(dropped)
+
+
+def build_database(domain: Domain, folder: Path, *, seed: int = SEED, per_db: int = PER_DB) -> BuiltDatabase:
+    """Write one domain's database under `folder/database/` and return its checked questions."""
+    target, rel = _database_path(domain, folder)
+    path = write_database(domain, target, seed=seed)
+    _, chosen, dropped = _checked_and_chosen(domain, path, seed, per_db)
+    records = [_record(domain, rel, f"{domain.name}-{i:03d}", q) for i, q in enumerate(chosen, start=1)]
     digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()[:16]
-    return BuiltDatabase(domain.name, split_of(domain.name), data_digest(domain, seed), digest, records,
-                         dict(dropped))
+    return BuiltDatabase(domain.name, split_of(domain.name), data_digest(domain, seed), digest, records, dropped)
+
+
+def spare_questions(domain: Domain, folder: str | Path, *, seed: int = SEED, per_db: int = PER_DB,
+                    limit: int | None = None) -> list[dict[str, Any]]:
+    """Checked questions over the domain's database that its task file does not hold: more questions on the
+    same data, for uses that need more than the task file gives (an afternoon of use before held-out questions).
+
+        spares = spare_questions(domain, "bench-out/sqlgen")   # [{"id": "home_care-s001", ..., "spare": True}]
+
+    The database is the one `build_database(domain, folder, seed=seed)` writes (its file under
+    `folder/database/NAME/` is reused when present, written otherwise). The candidates and their draws are
+    the build's own, so the task file's `per_db` questions are exactly the ones left out, and so is every
+    candidate that repeats one of their questions or gold queries (or an earlier spare's). The rest come
+    round-robin over kinds (as `select` draws, from a fixed draw of their own), at most `limit` of them, as
+    task-file records ("db" relative to `folder`) with ids NAME-sNNN and "spare": true. Spares are never part
+    of any split's scored tasks: `build_tasks` does not write them.
+    """
+    folder = Path(folder)
+    target, rel = _database_path(domain, folder)
+    path = target if target.is_file() else write_database(domain, target, seed=seed)
+    kept, chosen, _ = _checked_and_chosen(domain, path, seed, per_db)
+    taken_q = {q.question for q in chosen}
+    taken_sql = {q.sql for q in chosen}
+    rest = [q for q in kept if q.question not in taken_q and q.sql not in taken_sql]
+    ordered = select(rest, random.Random(f"spares:{domain.name}:{seed}"), len(rest))
+    if limit is not None:
+        ordered = ordered[:max(limit, 0)]
+    return [{**_record(domain, rel, f"{domain.name}-s{i:03d}", q), "spare": True}
+            for i, q in enumerate(ordered, start=1)]
 
 
 def manifest_entry(b: BuiltDatabase) -> dict[str, Any]:
