@@ -59,8 +59,9 @@ tool-lora-1.5b: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b --model qwen2.5-coder-1.5b --conversations 256 \
 		--steps 32 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing --no-refusals --fresh-names 0.5
 
-# Tool use beyond one call on the 1.5B: the `chains` mix (chains of two to four calls, calls side by side,
-# computing with results through an arithmetic tool, chats of 4 to 8 turns; docs/decisions.md#tool-lora-data).
+# Tool use beyond one call on the 1.5B: the `chains` mix (chains of two to four calls passing ids, names and
+# looked-up numbers, calls side by side, computing with results through an arithmetic tool, chats of 4 to 8
+# turns; docs/decisions.md#tool-lora-data).
 # About 1.2 times the tokens per conversation of the mix above, so ~125 min on 2 cores; sequences up to 2560.
 tool-lora-1.5b-chains: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-chains --model qwen2.5-coder-1.5b \

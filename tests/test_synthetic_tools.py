@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 import sys
 from collections import Counter
@@ -32,8 +33,12 @@ from agentkit.training.synthetic import (
     tool_names,
 )
 from agentkit.training.synthetic.arithmetic import ARITHMETIC_FAMILIES
+from agentkit.training.synthetic.chains import VALUE_CHAINS
 from agentkit.training.synthetic.families import BY_KEY
+from agentkit.training.synthetic.families.estimates import ESTIMATE_FAMILIES
+from agentkit.training.synthetic.kinds import chained
 from agentkit.training.synthetic.multiturn import RECALL_ASKS
+from agentkit.training.synthetic.turns import Builder, outputs
 
 BENCH = Path(__file__).parent / "benchmarks"
 DOCS = {f.doc: f.key for f in BY_KEY.values()}  # a family by its tools' description
@@ -372,6 +377,41 @@ def test_chains_of_three_or_four_calls_pass_each_result_to_the_next_call() -> No
     assert len(used) >= 7 and max(len(k) for k in used) == 4, used
 
 
+def test_value_chains_pass_a_looked_up_number_the_request_never_writes_in_a_later_reply() -> None:
+    assert len(VALUE_CHAINS) >= 4
+    for pattern in VALUE_CHAINS:
+        for seed in range(40):
+            conv = chained(Builder(random.Random(seed), fresh_names=0.5), pattern)
+            request, first_reply, first_result, second_reply, second_result, answer = conv.messages
+            (first,), (second,) = first_reply.tool_calls, second_reply.tool_calls  # one call a reply
+            family = {t["function"]["name"]: DOCS.get(t["function"]["description"]) for t in conv.tools}
+            assert (family[first.name], family[second.name]) == (pattern.first, pattern.second)
+            linked = second.arguments[pattern.param]
+            assert type(linked) in (int, float) and not isinstance(linked, bool)
+            assert str(linked) in numbers(first_result.content), (linked, first_result.content)  # as written
+            assert str(linked) not in numbers(request.content, spelled=True), (linked, request.content)
+            assert str(linked) not in request.content
+            assert tokens(second_result.content) & tokens(answer.content)  # the answer quotes the second result
+    mixed_in: Counter[str] = Counter()
+    for conv in mixed(1000):
+        family = {t["function"]["name"]: DOCS.get(t["function"]["description"]) for t in conv.tools}
+        made = [family[c.name] for c in calls(conv)]
+        mixed_in.update(p.second for p in VALUE_CHAINS if (p.first, p.second) in itertools.pairwise(made))
+    assert len(mixed_in) >= 3 and sum(mixed_in.values()) >= 15, mixed_in
+
+
+def test_the_number_tools_give_the_same_result_for_the_same_arguments_and_none_is_held_out() -> None:
+    for fam in ESTIMATE_FAMILIES:
+        assert not any(held_out(name) for name in fam.names), fam.names
+        args = {p.name: {"int": 300, "enum": p.gen.split(":")[1].split("|")[0]}[p.gen.split(":")[0]]
+                if p.gen.startswith(("int", "enum")) else "FLD-101" for p in fam.params if not p.optional}
+        assert outputs(fam, args, random.Random(1)) == outputs(fam, args, random.Random(2)), fam.key
+    assert not any(held_out(name) for name in BY_KEY["package_info"].names)
+    assert outputs(BY_KEY["energy_cost"], {"kwh": 100, "tariff": "economy"}, random.Random(0)) == {"cost": 21.0}
+    plan = outputs(BY_KEY["irrigation_plan"], {"field_id": "FLD-101", "moisture_percent": 20}, random.Random(0))
+    assert plan == {"target_percent": 35, "water_mm": 30, "run_minutes": 90}
+
+
 def test_computing_calls_the_arithmetic_tool_on_the_looked_up_values_and_quotes_its_result() -> None:
     computing = [c for c in mixed(1000) if c.kind == "compute"]
     assert len(computing) >= 100
@@ -493,5 +533,5 @@ def test_the_leakage_rule_holds_on_a_sample_of_the_recipes() -> None:
     assert leaks(fake) == [{"set": "A", "benchmark": "b", "training": "t", "cosine": THRESHOLD}]
     sample = user_texts([*mixed(200), *synthetic_conversations(100, 0, refusals=False, fresh_names=0.5)])
     report = compare(benchmark_texts(), sample, Embedder.default())
-    assert set(report) == {"A", "B", "C", "multiturn", "sql-dev", "sql-test"}
+    assert set(report) == {"A", "B", "C", "D", "multiturn", "sql-dev", "sql-test"}
     assert not leaks(report), leaks(report)

@@ -1,15 +1,20 @@
-"""Chains of calls: the result of one call gives the next call's argument.
+"""Chains of calls: the result of one call gives the next call's argument, an id or name to look up next
+(a customer id, then their orders) or a measured number to work with (a meter's kWh, then what that usage
+costs).
 
 A `ChainPattern` links two families: output `field` of the first call's result is argument `param` of the
 second call. The user names only what the first call needs (and the second call's other arguments), so
-the linked value can only come from the first result. Its `follows` ask for the second call later in a
-chat, after a turn that made the first ("And their orders?"). A `LongChain` runs three or four linked calls.
+the linked value can only come from the first result; a linked number is never one the request writes.
+Its `follows` ask for the second call later in a chat, after a turn that made the first ("And their
+orders?", "What does that usage cost?"). A `LongChain` runs three or four linked calls.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from agentkit.training.synthetic.families import BY_KEY
 
@@ -17,9 +22,9 @@ from agentkit.training.synthetic.families import BY_KEY
 @dataclass(frozen=True)
 class ChainPattern:
     """A two-call pattern: output `field` of `first`'s result is argument `param` of the `second` call
-    (and arguments named in `same` are passed on unchanged). `first_names`/`second_names` are the tool
-    names (aliases) the two families appear under; `follows` ask for the second call in a later chat turn,
-    naming only the second call's other arguments."""
+    (and the first call's arguments or result values named in `same` are passed on unchanged, such as a
+    meter's tariff). `first_names`/`second_names` are the tool names (aliases) the two families appear under;
+    `follows` ask for the second call in a later chat turn, naming only the second call's other arguments."""
 
     first: str
     field: str
@@ -28,6 +33,11 @@ class ChainPattern:
     asks: tuple[str, ...]
     same: tuple[str, ...] = ()
     follows: tuple[str, ...] = ()
+
+    def passed(self, args: Mapping[str, Any], outs: Mapping[str, Any]) -> dict[str, Any]:
+        """The second call's arguments that the first call (its `args`, its result's `outs`) gives: the linked
+        result value, and each `same` value (the first call's argument of that name, else its result's)."""
+        return {self.param: outs[self.field], **{k: args[k] if k in args else outs[k] for k in self.same}}
 
     @property
     def first_names(self) -> tuple[str, ...]:
@@ -46,6 +56,45 @@ def _chain(link: str, asks: list[str], same: tuple[str, ...] = (), follows: tupl
     return ChainPattern(a[0], a[1], b[0], b[1], tuple(asks), same, follows)
 
 
+VALUE_CHAINS: tuple[ChainPattern, ...] = (
+    _chain("meter_reading.kwh -> energy_cost.kwh",
+           ["What did the electricity on meter {meter_id} cost? Read the meter, then price the usage.",
+            "Read meter {meter_id} for {month} and tell me what that usage costs on its tariff.",
+            "get the kWh for meter {meter_id}, then work out the cost",
+            "How much is the {month} electricity bill for meter {meter_id}?"],
+           same=("tariff",),
+           follows=("What does that usage cost?", "And how much is that on its tariff?",
+                    "ok, and what will that cost?")),
+    _chain("soil_moisture.moisture_percent -> irrigation_plan.moisture_percent",
+           ["Check the soil moisture in field {field_id}, then tell me how much water it needs.",
+            "How much should I irrigate {field_id}? Read its moisture sensor first.",
+            "read the sensor in {field_id} and plan the irrigation to bring it up to {target_percent}%",
+            "Field {field_id}: get the soil moisture and make an irrigation plan to reach {target_percent}%."],
+           same=("field_id",),
+           follows=("How much water does it need?", "Plan the irrigation for that field.",
+                    "Make an irrigation plan to get it to {target_percent}%.")),
+    _chain("elevation_at.elevation_m -> boiling_point_at.altitude_m",
+           ["What's the boiling point of water at {latitude}, {longitude}? Look up the elevation first.",
+            "find the ground elevation at {latitude},{longitude} and tell me where water boils up there",
+            "I'm camping at {latitude}, {longitude}. Check the elevation, then how low the boiling point is there.",
+            "At lat {latitude} lon {longitude}, what's the air pressure and the boiling point of water?"],
+           follows=("And at what point does water boil up there?", "What's the boiling point at that altitude?")),
+    _chain("nutrition_facts.calories -> calorie_burn.calories",
+           ["How many minutes of {activity} burn off {grams} g of {food}?",
+            "Look up the calories in {grams} g of {food}, then tell me how long it takes to burn them off {activity}.",
+            "{grams}g of {food}: find the calories and how many minutes of {activity} that is",
+            "If I eat {grams} grams of {food}, how long do I have to go {activity} to burn it off?"],
+           follows=("How long would I need to spend {activity} to burn that off?",
+                    "And how many minutes of {activity} is that?")),
+    _chain("package_info.weight_kg -> shipping_quote.weight_kg",
+           ["What would it cost to ship the parcel of order {order_id} to {postcode}?",
+            "Find how heavy order {order_id}'s parcel is, then get a {service} shipping quote to {postcode}.",
+            "look up the package weight for {order_id} and quote shipping it to {postcode} by {service}",
+            "How much to send order {order_id}'s parcel to postcode {postcode}, and how long will it take?"],
+           follows=("How much to ship it to {postcode}?", "Get me a {service} quote to {postcode} for that parcel.")),
+)
+"""The chains that pass a measured number (a usage, a moisture, an elevation, calories, a weight) from the first
+result to the second call, a tool that works something out from it."""
 CHAIN_PATTERNS: tuple[ChainPattern, ...] = (
     _chain("find_customer.customer_id -> list_orders.customer_id",
            ["Find the customer with email {email} and list their orders.",
@@ -150,7 +199,13 @@ CHAIN_PATTERNS: tuple[ChainPattern, ...] = (
     _chain("product_search.sku -> price_lookup.sku",
            ["Find a {query} and check whether it's discounted.", "what does the top {query} match cost right now?"],
            follows=("Is there a discount on it?", "What's its current price?")),
+    _chain("list_orders.latest_order -> package_info.order_id",
+           ["How heavy is the latest order of customer {customer_id}?",
+            "Customer {customer_id}: find their most recent {status} order and tell me how big its parcel is."],
+           follows=("How heavy is the parcel of the latest one?", "What's packed in that latest order?")),
+    *VALUE_CHAINS,
 )
+"""Every two-call chain: the ones that pass an id or a name, then `VALUE_CHAINS`."""
 CHAIN_PAIRS = {(c.first, c.second) for c in CHAIN_PATTERNS}
 """The (first, second) family keys of every chain."""
 LINKS = {(c.first, c.second): c for c in CHAIN_PATTERNS}
@@ -198,8 +253,14 @@ LONG_CHAINS: tuple[LongChain, ...] = tuple(LongChain(tuple(keys.split()), tuple(
     ("ticket_status employee_lookup get_manager",
      ["Who's the manager of whoever is assigned ticket {ticket_id}?",
       "Ticket {ticket_id} is stuck. Who does its assignee report to?"]),
+    ("list_orders package_info shipping_quote",
+     ["Customer {customer_id}'s latest order has to go to postcode {postcode}. What would shipping it cost?",
+      "What would it cost to ship customer {customer_id}'s most recent {status} order to {postcode} by {service}?"]),
+    ("find_customer list_orders package_info shipping_quote",
+     ["The customer {email} wants their latest order sent on to postcode {postcode}. What would that cost?",
+      "How much would {service} shipping to {postcode} be for the most recent {status} order of {email}?"]),
     ("lookup_airport_code search_flights get_flight_status",
      ["I'm taking the cheapest flight from {city} to {destination} on {date}. Which gate does it leave from?",
       "Is the cheapest {cabin} flight from {city} to {destination} on {date} on time?"]),
 ))
-"""Three- and four-call chains."""
+"""Three- and four-call chains (the last link of the `package_info shipping_quote` ones passes a weight)."""

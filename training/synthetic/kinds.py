@@ -38,7 +38,9 @@ def single(b: Builder, fam: Family, judged: bool = False) -> ToolConversation:
 
 
 def chained(b: Builder, chain: ChainPattern) -> ToolConversation:
-    """Two calls, the second taking its argument from the first one's result."""
+    """Two calls, the second taking its argument from the first one's result, in a reply of its own after
+    that result. The first result is drawn again while the request happens to write the linked value (a
+    number the user gives for something else), so that the value can only come from the result."""
     rng = b.rng
     first, second = BY_KEY[chain.first], BY_KEY[chain.second]
     name_a, name_b = b.name(first), b.name(second)
@@ -46,13 +48,20 @@ def chained(b: Builder, chain: ChainPattern) -> ToolConversation:
     wanted = set(fields(template))
     args_a, surf_a = draw_args(first, wanted, rng)
     outs_a = outputs(first, args_a, rng)
-    fixed = {chain.param: outs_a[chain.field], **{k: args_a[k] for k in chain.same}}
-    args_b, surf_b = draw_args(second, wanted, rng, fixed)
+    args_b, surf_b = draw_args(second, wanted, rng, chain.passed(args_a, outs_a))
+    said = template.format(**surf_a, **surf_b)
+    for _ in range(20):
+        if text_of(outs_a[chain.field]) not in said:
+            break
+        outs_a = outputs(first, args_a, rng)
+        args_b.update(chain.passed(args_a, outs_a))
+    else:
+        raise RuntimeError(f"the request writes every value drawn for {chain.field}")  # pragma: no cover
     call_a, call_b = b.call(first, name_a, args_a), b.call(second, name_b, args_b)
     outs_b = outputs(second, args_b, rng, args_a)
     answer_a = rng.choice(first.answers).format(**{k: text_of(v) for k, v in {**args_a, **outs_a}.items()})
     answer_b = rng.choice(second.answers).format(**{k: text_of(v) for k, v in {**args_b, **outs_b}.items()})
-    messages = [Message.user(dress(template.format(**surf_a, **surf_b), rng, may_lower(first, second))),
+    messages = [Message.user(dress(said, rng, may_lower(first, second))),
                 Message.assistant(tool_calls=[call_a]),
                 Message.tool(call_a, result_text(first, args_a, outs_a, rng)),
                 Message.assistant(tool_calls=[call_b]),

@@ -51,8 +51,7 @@ def _run_chain(b: Builder, fams: Sequence[Family], links: Sequence[ChainPattern]
     for i, fam in enumerate(fams):
         fixed: dict[str, Any] = {}
         if i:
-            link, prev = links[i - 1], lookups[-1]
-            fixed = {link.param: prev.outs[link.field], **{k: prev.args[k] for k in link.same}}
+            fixed = links[i - 1].passed(lookups[-1].args, lookups[-1].outs)
         args, surf = draw_args(fam, wanted, b.rng, fixed)
         surfaces.update(surf)
         lookups.append(b.lookup(fam, args, context, keep=_values(lookups)))
@@ -70,13 +69,17 @@ def _values(lookups: Sequence[Lookup]) -> dict[str, Any]:
 
 
 def long_chain_turn(b: Builder, chain: LongChain) -> Turn:
-    """Three or four calls, each taking an argument from the result before it, one reply each."""
+    """Three or four calls, each taking an argument from the result before it, one reply each; `Redraw` when
+    the request happens to write a linked value."""
     rng = b.rng
     fams = [BY_KEY[k] for k in chain.keys]
     template = b.ask(rng.choice(chain.asks))
     lookups, surfaces = _run_chain(b, fams, chain.links, set(fields(template)))
+    said = template.format(**surfaces)
+    if any(text_of(lk.args[link.param]) in said for link, lk in zip(chain.links, lookups[1:], strict=True)):
+        raise Redraw(template)  # a linked value the request happens to write: it would not need looking up
     answer = " ".join(rng.choice(lk.fam.answers).format(**lk.values) for lk in lookups[1:])
-    request = dress(template.format(**surfaces), rng, may_lower(*fams))
+    request = dress(said, rng, may_lower(*fams))
     return Turn(request, b.replies([[lk] for lk in lookups], answer), lookups)
 
 
@@ -86,8 +89,7 @@ def follow_chain_turn(b: Builder, chain: ChainPattern, earlier: Lookup) -> Turn:
     rng = b.rng
     second = BY_KEY[chain.second]
     template = b.ask(rng.choice(chain.follows))
-    fixed = {chain.param: earlier.outs[chain.field], **{k: earlier.args[k] for k in chain.same}}
-    args, surfaces = draw_args(second, set(fields(template)), rng, fixed)
+    args, surfaces = draw_args(second, set(fields(template)), rng, chain.passed(earlier.args, earlier.outs))
     lk = b.lookup(second, args, earlier.args, keep=_values([earlier]))
     answer = rng.choice(second.answers).format(**lk.values)
     return Turn(dress(template.format(**surfaces), rng, may_lower(second)), b.replies([[lk]], answer), [lk])

@@ -50,7 +50,7 @@ CLOSINGS: tuple[tuple[str, str], ...] = (
     ("wow, ok", "Anything else you'd like to know?"),
     ("Nice one.", "Happy to help. What's next?"),
     ("Excellent, that's sorted then.", "Sorted! Shout if you need more."),
-    ("Oh good, that works for me.", "Great!"),
+    ("Oh good, that works for me.", "Great, glad it does!"),
     ("Not ideal, but fine.", "Sorry it's not better news. Anything else I can look at?"),
     ("Alright, I'll sign off now.", "Have a good one!"),
 )

@@ -48,7 +48,7 @@ def check_tables() -> None:
         linked = {c.param, *c.same}
         a_params, b_params = _params(c.first), _params(c.second) - linked
         assert c.field in _outs(c.first) and c.param in _params(c.second), c
-        assert set(c.same) <= a_params, c
+        assert set(c.same) <= a_params | _outs(c.first), c
         assert not a_params & b_params, c
         b_req = _params(c.second, required=True) - linked
         for t in c.asks:

@@ -3,16 +3,18 @@
 A value spec names a kind and its range: `int:1:14`, `num:49:1200:2` (two decimals), `pick:a|b`, `enum:a|b`
 (offered as a schema enum), `bool:yes-text|no-text`, `code:@@###` (letters and digits), `pool:city`,
 `map:iata_of:city` (derived from a value drawn before), `person`, `email`, `nameof:email`, `emailof:name`,
-`date`, `time`, `hex:7`, `ip`, `vin`, `path_in:directory:pattern`; `<name` after a numeric range caps it by that
-value when it is known (`int:55:390<max_price`).
+`date`, `time`, `hex:7`, `ip`, `vin`, `path_in:directory:pattern`, `fn:energy_cost` (a result worked out from
+the values drawn before by a fixed formula of `FORMULAS`, so that a tool gives the same result for the same
+arguments); `<name` after a numeric range caps it by that value when it is known (`int:55:390<max_price`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import random
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 _IATA = {"Denver": "DEN", "Osaka": "KIX", "Nairobi": "NBO", "Toronto": "YYZ", "Krakow": "KRK", "Austin": "AUS",
@@ -106,6 +108,30 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
            "November", "December")
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                 "twelve")
+TARIFF_RATES = {"standard": 0.28, "economy": 0.21, "green": 0.31}
+"""The price of a kWh on each electricity tariff."""
+BURN_RATES = {"walking": 4, "cycling": 8, "swimming": 9, "running": 11}
+"""Calories burned per minute of each activity."""
+MOISTURE_TARGET = 35
+"""The soil moisture (percent) an irrigation plan brings a field up to when the user names no other."""
+
+
+def _water_mm(known: Mapping[str, Any]) -> int:
+    """Millimetres of water that bring the field's moisture up to the target: 2 mm per percentage point."""
+    return 2 * max(0, int(known.get("target_percent", MOISTURE_TARGET)) - int(known["moisture_percent"]))
+
+
+FORMULAS: dict[str, Callable[[Mapping[str, Any]], int | float]] = {
+    "energy_cost": lambda k: round(k["kwh"] * TARIFF_RATES[k["tariff"]], 2),
+    "boiling_c": lambda k: round(100 - 0.00335 * k["altitude_m"], 1),
+    "pressure_kpa": lambda k: round(101.325 * (1 - 2.25577e-5 * k["altitude_m"]) ** 5.25588, 1),
+    "moisture_target": lambda k: int(k.get("target_percent", MOISTURE_TARGET)),
+    "water_mm": _water_mm,
+    "irrigation_minutes": lambda k: 3 * _water_mm(k),
+    "burn_minutes": lambda k: math.ceil(k["calories"] / BURN_RATES[k["activity"]]),
+}
+"""The formulas `fn:` results are worked out by, over the values drawn before them (arguments, then earlier
+results)."""
 _VIN_CHARS = "ABCDEFGHJKLMNPRSTUVWXYZ0123456789"
 VERBATIM = frozenset({"pool:issue", "pool:sms", "pool:meeting"})  # free text: passed on exactly as written
 
@@ -189,6 +215,9 @@ def value(spec: str, rng: random.Random, known: Mapping[str, Any]) -> tuple[Any,
     if kind == "vin":
         v = "".join(rng.choice(_VIN_CHARS) for _ in range(17))
         return v, v
+    if kind == "fn":
+        x = FORMULAS[rest](known)
+        return x, str(x)
     if kind == "path_in":  # a file in the directory argument that matches the pattern argument
         folder, pattern = rest.split(":")
         v = f"{known[folder]}/{rng.choice(POOLS['file_stem'])}{str(known[pattern]).lstrip('*')}"
