@@ -85,8 +85,7 @@ class Grounding:
 
     def __init__(self) -> None:
         self._numbers: set[float] = set()
-        self._text: list[str] = []
-        self._joined = ""
+        self._joined = ""  # the texts read so far, squeezed, one per line
         self._seen = 0
 
     def _read(self, messages: Sequence[Message], reply: Message) -> None:
@@ -98,9 +97,8 @@ class Grounding:
             for text in texts:
                 if text:
                     self._numbers |= _numbers(text)
-                    self._text.append(_squeezed(text))
+                    self._joined += "\n" + _squeezed(text)
         self._seen = len(messages) - (1 if messages and messages[-1] is reply else 0)
-        self._joined = "\n".join(self._text)
 
     def waiting(self, reply: Message, messages: Sequence[Message]) -> Mapping[str, str]:
         """The calls of `reply` that are not run, by call id, each with its observation: a call with an id
