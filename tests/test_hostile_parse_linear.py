@@ -1,6 +1,7 @@
 """Parse time grows linearly with the input, on the adversarial inputs of tests/benchmarks/bench_parse_linear.py:
 a 1 MB input is read within a generous bound, and four times the input takes well under the sixteen times a
-quadratic reader would. Times are CPU seconds of this process, the best of two runs."""
+quadratic reader would. Times are CPU seconds of this process, the best of two runs (of five, for a case the
+first measure finds slow)."""
 
 from __future__ import annotations
 
@@ -44,9 +45,14 @@ def test_parse_time_grows_linearly(reader: str) -> None:
     inputs, read = bench.READERS[reader]()
     small, large = inputs(QUARTER), inputs(FULL)
     slow = []
+    def too_slow(t_small: float, t_large: float) -> bool:
+        return t_large > FULL_BOUND_S or (t_large >= TOO_SMALL_TO_RATE_S and t_large / max(t_small, 1e-3) > RATIO_BOUND)
+
     for case in CASES[reader]:
         t_small, t_large = best_time(read, small[case]), best_time(read, large[case])
-        if t_large > FULL_BOUND_S or (t_large >= TOO_SMALL_TO_RATE_S and t_large / max(t_small, 1e-3) > RATIO_BOUND):
+        if too_slow(t_small, t_large):  # measured again, best of five, before it counts (a busy machine jitters)
+            t_small, t_large = bench.timed(read, small[case], 5), bench.timed(read, large[case], 5)
+        if too_slow(t_small, t_large):
             slow.append(f"{case}: {t_small:.3f} s at 0.25 MB, {t_large:.3f} s at 1 MB")
     assert not slow, f"{reader} is not linear: " + "; ".join(slow)
 
