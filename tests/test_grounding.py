@@ -120,3 +120,11 @@ def test_calls_side_by_side_with_given_values_all_run_and_the_check_is_off_by_de
     model = ScriptedModel([call("piste_report", piste="PS-41"), "ok"])
     result = Agent(model, tools=[piste_report]).run("report?")
     assert [m.content for m in result.trajectory.messages if m.role == "tool"] == ["5200 m, groomed"]
+
+
+def test_a_reply_a_check_hook_copied_is_still_checked() -> None:
+    """The trajectory keeps the model's own reply; the loop runs a fixed copy: its values are not "written"."""
+    own = _reply(("get_weather", {"city": "Oslo"}), ("to_fahrenheit", {"celsius": 15}))
+    fixed = own.model_copy(update={"tool_calls": list(own.tool_calls)})
+    waiting = Grounding().waiting(fixed, [Message.user("Oslo in Fahrenheit?"), own])
+    assert list(waiting) == [own.tool_calls[1].id]

@@ -88,34 +88,32 @@ class Grounding:
         self._joined = ""  # the texts read so far, squeezed, one per line
         self._seen = 0
 
-    def _read(self, messages: Sequence[Message], reply: Message) -> None:
-        """Read the messages appended since the last call, but not `reply` (the reply being checked)."""
-        for message in messages[self._seen:]:
-            if message is reply:
-                continue
-            texts = [message.content] + [str(c.arguments)[:10_000] for c in message.tool_calls]
-            for text in texts:
+    def _read(self, messages: Sequence[Message]) -> None:
+        """Read the messages appended since the last call, all but the last (the reply being checked)."""
+        end = len(messages) - 1
+        for message in messages[self._seen:end]:
+            for text in (message.content, *(str(c.arguments)[:10_000] for c in message.tool_calls)):
                 if text:
                     self._numbers |= _numbers(text)
                     self._joined += "\n" + _squeezed(text)
-        self._seen = len(messages) - (1 if messages and messages[-1] is reply else 0)
+        self._seen = max(self._seen, end)
 
     def waiting(self, reply: Message, messages: Sequence[Message]) -> Mapping[str, str]:
         """The calls of `reply` that are not run, by call id, each with its observation: a call with an id
-        the conversation (`messages`, without `reply`) never wrote, or a later call of several with such a
-        number (a call made again, after its first try was not run, runs: its values are written then)."""
+        the conversation never wrote, or a later call of several with such a number (a call made again, after
+        its first try was not run, runs: its values are written then). `messages` is the conversation ending
+        with the model's reply being run (`reply` itself may be a copy a `check` hook fixed)."""
         calls = reply.tool_calls
         read = False
         waiting: dict[str, str] = {}
         for position, call in enumerate(calls):
             for argument, value in call.arguments.items():
                 numbers, ids = _values(value)
-                if position == 0:
-                    numbers = []
+                numbers = numbers if position else []  # the first call waits for nothing of this reply
                 if not numbers and not ids:
                     continue
                 if not read:
-                    self._read(messages, reply)
+                    self._read(messages)
                     read = True
                 missing = next((shown for shown, n in numbers if n not in _ALWAYS and n not in self._numbers), None)
                 missing = missing or next((shown for shown, i in ids if i not in self._joined), None)
