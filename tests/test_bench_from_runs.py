@@ -167,3 +167,34 @@ def test_spare_runs_are_rated_and_reported(tmp_path: Path) -> None:
     assert list(d["before"]["outcomes"]) == [records[2]["id"], records[3]["id"]] and not d["short"]
     assert d["spares"]["used"] == 2 and report["overall"]["spares_used"] == 2
     json.dumps(report)
+
+
+def test_the_map_then_act_configuration_maps_each_question_then_acts(tmp_path: Path) -> None:
+    """`bench_sql_split.py --configs map-then-act`: each episode writes a map (no exploration stage: a split's
+    databases share one environment name), then answers; the run is scored like any other."""
+    from bench_sql_split import config_factory
+
+    from agentkit.evaluation import EvalConfig, evaluate
+    from agentkit.records import EXPLORE, MAP
+
+    _, records = build_train_db(tmp_path / "sqlgen")
+    tasks = tmp_path / "sqlgen" / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in records[:2]))
+    env = SQLEnvironment(tasks=tasks, schema="tables", name="sql-train")
+    gold = {r["question"]: r["sql"] for r in records}
+    stages: list[str] = []
+
+    def reply(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
+        if "cognitive map" in messages[0].content:
+            stages.append("map")
+            return json.dumps({"entities": [{"name": "orders", "kind": "table"}], "unknowns": []})
+        stages.append("act")
+        return f"```sql\n{gold[question_of(next(m.content for m in messages if m.role == 'user'))]}\n```"
+
+    build = config_factory("map-then-act", env, FunctionModel(reply), max_steps=4, votes=1)
+    run = evaluate(env, EvalConfig("map-then-act", build), tasks=list(env.tasks()), log=tmp_path / "runs.jsonl")
+    assert [r.success for r in run.results] == [True, True]
+    assert stages.count("map") == 2 and stages.count("act") >= 2
+    for trajectory in read_jsonl([tmp_path / "runs.jsonl"]):
+        assert trajectory.records.get(MAP) is not None
+        assert trajectory.records.get(EXPLORE).skipped == "budget 0"

@@ -242,6 +242,27 @@ def test_bench_capability_scores_set_d_with_the_order_aware_scorer() -> None:
     assert report["summary"]["chain3"]["right_call"] == 0.5
 
 
+def test_bench_capability_runs_map_then_act_and_scores_map_probes_not_exploration(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--planner map-then-act`: the first request explores (a probe of its own, not scored), maps with a probe
+    that is the chain's first lookup (scored), then acts; the second request reuses the cached exploration."""
+    monkeypatch.setenv("AGENTKIT_HOME", str(tmp_path))
+    item = next(i for i in ITEMS_D if i["id"] == "chain3_marmot_wax")
+    lift, piste, wax = [call(c["name"], **c["arguments"]) for c in item["calls"]]
+    plan = json.dumps({"entities": [{"name": "Marmot Six", "kind": "lift"}], "unknowns": [],
+                       "subgoals": [{"goal": "read the piste", "tool": "piste_report"}]})
+    script = [call("ski_lift", lift="Eagle Chair"), "- lifts are looked up by name",  # explore, then its summary
+              lift, plan, piste, wax, "Midwinter wax.",                              # map probes, map, act
+              plan, lift, piste, wax, "Midwinter."]                                  # cached priors: map, act
+    report = run_tool_set(ScriptedModel(script), [item, item], max_tokens=64, tools=TOOLS_D, max_steps=6,
+                          score_call=right_call_c, planner="map-then-act")
+    first, second = report["rows"]
+    assert [name for name, _ in first["calls"]] == ["ski_lift", "piste_report", "ski_wax"]
+    assert first["right_call"] and first["right_answer"]
+    assert second["right_call"] and second["right_answer"]
+    assert list((tmp_path / "explore").iterdir())
+
+
 # -- multi-turn sessions ---------------------------------------------------------------------------
 def test_multiturn_sessions_are_long_mixed_and_name_real_tools() -> None:
     assert len(SESSIONS) >= 10

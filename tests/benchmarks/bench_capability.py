@@ -189,25 +189,29 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
 def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
                  select_tools: int | None = 0, tools: list[Any] = TOOLS, max_steps: int = 4,
                  instructions: str = DEFAULT_INSTRUCTIONS, score_call: Any = right_call,
-                 wait_for_results: bool = False) -> dict[str, Any]:
+                 wait_for_results: bool = False, planner: str = "react") -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
     requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
     `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`).
     `score_call(item, calls)` judges the calls (set C's `right_call_c` also checks the order of dependent ones);
-    `wait_for_results` is the agent's option of that name (`agentkit.loop.grounding`)."""
+    `wait_for_results` is the agent's option of that name (`agentkit.loop.grounding`); `planner` is the agent's
+    planner by name (`agentkit.loop.planners.PLANNERS`: react, or map-then-act, whose exploration of the
+    read-only tools is cached under $AGENTKIT_HOME/explore/ and reused by every later request)."""
     extensions = [ToolSelection(select_tools)] if select_tools != 0 else []  # None: all, nearest first
     from concurrent.futures import ThreadPoolExecutor
 
     def one(item: dict[str, Any]) -> dict[str, Any]:
         agent = Agent(model, tools, max_steps=max_steps,
                       settings=GenerationSettings(temperature=0, max_tokens=max_tokens),
-                      extensions=extensions, instructions=instructions, wait_for_results=wait_for_results)
+                      extensions=extensions, instructions=instructions, wait_for_results=wait_for_results,
+                      planner=planner)
         reset = getattr(model, "reset_cache", None)
         if callable(reset) and concurrency == 1:
             reset()
         started = time.perf_counter()
         result = agent.run(item["request"])
-        calls = [(c.name, c.arguments) for t in result.trajectory.turns for c in t.output.tool_calls]
+        calls = [(c.name, c.arguments) for t in result.trajectory.turns if t.phase != "explore"
+                 for c in t.output.tool_calls]  # exploration is task-agnostic; a map's probes count
         row = {"id": item["id"], "kind": item["kind"], "right_call": score_call(item, calls),
                "right_answer": right_answer(item, result.answer, calls), "calls": calls,
                "answer": (result.answer or "")[:200], "seconds": round(time.perf_counter() - started, 2),
@@ -271,6 +275,9 @@ def main() -> None:
     parser.add_argument("--wait", action="store_true",
                         help="a call with an id or number the conversation never wrote is not run once "
                              "(Agent(wait_for_results=True), agentkit.loop.grounding)")
+    parser.add_argument("--planner", default="react", choices=["react", "map-then-act"],
+                        help="the agent's planner for the tool-use requests (map-then-act explores the read-only "
+                             "tools once, then maps each request before acting)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
@@ -296,6 +303,7 @@ def main() -> None:
             offered = (", all tools, nearest first" if args.select_tools is None
                        else f", {args.select_tools} tools offered" if args.select_tools else "")
             offered += ", made-up values wait" if args.wait else ""
+            offered += f", {args.planner}" if args.planner != "react" else ""
             key = f"{spec} [{fmt}, {type(model).__name__}{offered}]"
             if fmt == "native" and getattr(model, "text_tools", True):
                 print(f"{key}: no native tool template; skipped (the text protocol row covers it)")
@@ -303,7 +311,8 @@ def main() -> None:
             print(f"== {key} (loaded in {time.perf_counter() - started:.1f}s)", flush=True)
             entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency,
                                                               args.select_tools, tools, max_steps,
-                                                              args.instructions, score_call, args.wait)}
+                                                              args.instructions, score_call, args.wait,
+                                                              args.planner)}
             if args.sql_limit and fmt == ("native" if not getattr(model, "text_tools", True) else "text"):
                 entry["sql"] = run_sql(model, args.sql_limit, 256, Path("bench-out/capability-sql") / spec[6:])
             entry["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -6,6 +6,9 @@
 Configurations (greedy, one task at a time unless --concurrency):
 - agent:        `--model` (default local:default) under react with the schema digest, `--max-steps` steps;
 - draft:        the agent with the draft planner (`agentkit.sql.draft`): one completion first, the loop repairs;
+- map-then-act: the agent with the map-then-act planner, mapping each question (it may probe the schema tools)
+                before acting; no exploration stage, since a split's databases share one environment name and
+                priors explored on one database would be shown for the others;
 - single-shot:  `--baseline-model` (default the bare local:qwen2.5-coder-1.5b), the whole schema and the
                 question in one prompt, one completion, its last SQL block executed.
 
@@ -64,12 +67,12 @@ def split_environment(data: Path, split: str, schema: str, *, check_limit: bool 
 
 def config_factory(config: str, env: Any, model: Any, *, max_steps: int, votes: int,
                    learned: Sequence[Any] = ()) -> Callable[[list[Any]], Any]:
-    """How a configuration (agent, draft or single-shot) builds its agent for an episode of `env`, greedy;
+    """How a configuration (agent, draft, map-then-act or single-shot) builds its agent for an episode of `env`, greedy;
     `learned`: extensions attached as `--memory DIR` attaches them (`agentkit.cli.memory_options`)."""
     from agentkit.cli.eval_cmd import agent_factory
     from agentkit.models import GenerationSettings
 
-    planner = {"agent": "react", "draft": "draft", "single-shot": "single-shot"}[config]
+    planner = {"agent": "react", "draft": "draft", "map-then-act": "map-then-act", "single-shot": "single-shot"}[config]
     return agent_factory(planner, env, model, max_steps=max_steps, settings=GenerationSettings(temperature=0.0),
                          explore_steps=0, map_steps=1, persist_priors=False, votes=votes, learned=learned)
 
@@ -101,7 +104,7 @@ def main() -> int:
     parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
     parser.add_argument("--per-db", type=int, default=4, help="questions per database")
     parser.add_argument("--configs", nargs="+", default=["agent", "single-shot"],
-                        choices=("agent", "draft", "single-shot"))
+                        choices=("agent", "draft", "map-then-act", "single-shot"))
     parser.add_argument("--model", default="local:default")
     parser.add_argument("--baseline-model", default="local:qwen2.5-coder-1.5b")
     parser.add_argument("--max-steps", type=int, default=8)
