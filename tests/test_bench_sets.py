@@ -1,8 +1,9 @@
 """The benchmark sets beyond one call, checked without a model: the requests of set C (the multi-step test set)
 and set D (its dev counterpart) are answerable by their expected calls on the real tools, their tools are new to
 training and to each other, the scorer checks arguments and the order of dependent calls, the multi-turn
-sessions are well formed, and the multi-turn runner scores a scripted conversation through the chat's session
-machinery."""
+sessions (the test sessions over set C's tools, the dev sessions over set D's) are well formed, answerable by
+their expected calls and apart from each other, and the multi-turn runner scores a scripted conversation through
+the chat's session machinery."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ import pytest
 BENCH = Path(__file__).parent / "benchmarks"
 sys.path.insert(0, str(BENCH))
 
+import bench_multiturn  # noqa: E402
 from bench_capability import TOOLS as TOOLS_A  # noqa: E402
 from bench_capability import run_tool_set  # noqa: E402
-from bench_multiturn import NO_TOOL_KINDS, load_sessions, run_session, score_turn  # noqa: E402
+from bench_multiturn import NO_TOOL_KINDS, SETS, load_sessions, run_session, score_turn, session_set  # noqa: E402
 from tool_set_b import TOOLS_B  # noqa: E402
 from tool_set_c import DATA_C, KINDS_C, TOOLS_C, right_call_c  # noqa: E402
 from tool_set_d import DATA_D, KINDS_D, TOOLS_D  # noqa: E402
@@ -35,6 +37,11 @@ ITEMS = [json.loads(line) for line in DATA_C.read_text().splitlines() if line.st
 D_TOOLS = {t.name: t for t in TOOLS_D}
 ITEMS_D = [json.loads(line) for line in DATA_D.read_text().splitlines() if line.strip()]
 SESSIONS = load_sessions()
+SESSIONS_D = load_sessions(SETS["d"].sessions)
+MULTITURN = {"c": (SESSIONS, TOOLS), "d": (SESSIONS_D, D_TOOLS)}
+"""Each set of multi-turn sessions, with the tools (the calculator too) its expected calls run on."""
+SESSION_CASES = [pytest.param(name, session, id=f"{name}-{session['id']}")
+                 for name, (sessions, _) in MULTITURN.items() for session in sessions]
 
 
 def run_calls(calls: list[dict[str, Any]], tools: dict[str, Any] = TOOLS) -> list[str]:
@@ -264,10 +271,26 @@ def test_bench_capability_runs_map_then_act_and_scores_map_probes_not_exploratio
 
 
 # -- multi-turn sessions ---------------------------------------------------------------------------
-def test_multiturn_sessions_are_long_mixed_and_name_real_tools() -> None:
-    assert len(SESSIONS) >= 10
-    assert len({s["id"] for s in SESSIONS}) == len(SESSIONS)
-    for session in SESSIONS:
+def leaning_calls(sessions: list[dict[str, Any]]) -> int:
+    """Lookups that lean on earlier turns: tool-turn calls (not the calculator) none of whose arguments the
+    user's words give."""
+    return sum(1 for s in sessions for t in s["turns"] for c in t["calls"] if c["name"] != "calculator"
+               and not any(str(v).lower() in t["user"].lower() for v in c["arguments"].values()))
+
+
+def check_calculation(calculation: dict[str, Any], shown: str, request: str) -> None:
+    """A calculator call that needs no call of its turn computes on numbers an earlier turn's results showed
+    (`shown`) or the request gives, or on a small factor or unit (as `check_dependencies`)."""
+    used = numbers(calculation["arguments"]["expression"])
+    assert all(n in numbers(shown) | numbers(request) or n <= 10 or n in (60, 100, 1000) for n in used), calculation
+
+
+@pytest.mark.parametrize("name", list(MULTITURN))
+def test_multiturn_sessions_are_long_mixed_and_name_real_tools(name: str) -> None:
+    sessions, tools = MULTITURN[name]
+    assert len(sessions) >= 10
+    assert len({s["id"] for s in sessions}) == len(sessions)
+    for session in sessions:
         turns = session["turns"]
         assert len(turns) >= 5, session["id"]
         kinds = {t["kind"] for t in turns}
@@ -275,25 +298,30 @@ def test_multiturn_sessions_are_long_mixed_and_name_real_tools() -> None:
         for turn in turns:
             assert turn["user"].strip() and turn["kind"] in ("tool", *NO_TOOL_KINDS), turn
             assert bool(turn["calls"]) == (turn["kind"] == "tool"), turn
-            assert all(c["name"] in TOOLS for c in turn["calls"]), turn
+            assert all(c["name"] in tools for c in turn["calls"]), turn
             assert all(isinstance(g, list) and g for g in turn["answer"]), turn
             if turn["kind"] in ("tool", "recall"):
                 assert turn["answer"], turn
+    used = {c["name"] for s in sessions for t in s["turns"] for c in t["calls"]}
+    assert used == set(tools), set(tools) - used
     # later turns lean on earlier ones: an argument of a tool turn that the user's words do not give
-    leaning = sum(1 for s in SESSIONS for t in s["turns"] for c in t["calls"] if c["name"] != "calculator"
-                  and not any(str(v).lower() in t["user"].lower() for v in c["arguments"].values()))
-    assert leaning >= 10, leaning
+    assert leaning_calls(sessions) >= 10, leaning_calls(sessions)
 
 
-@pytest.mark.parametrize("session", SESSIONS, ids=[s["id"] for s in SESSIONS])
-def test_multiturn_expected_calls_give_the_expected_answers(session: dict[str, Any]) -> None:
-    """Each tool turn's expected calls, run on the real tools, show its answer; each recall turn's answer
-    was shown by an earlier turn's results."""
+@pytest.mark.parametrize(("name", "session"), SESSION_CASES)
+def test_multiturn_expected_calls_give_the_expected_answers(name: str, session: dict[str, Any]) -> None:
+    """Each tool turn's expected calls, run on the set's real tools, show its answer (a calculation takes its
+    numbers from earlier results or the request); each recall turn's answer was shown by an earlier turn's
+    results."""
+    tools = MULTITURN[name][1]
     shown_so_far = ""
     for turn in session["turns"]:
         if turn["kind"] == "tool":
-            raw = run_calls(turn["calls"])
+            raw = run_calls(turn["calls"], tools)
             check_dependencies(turn["calls"], raw, turn["user"])
+            for c in turn["calls"]:
+                if c["name"] == "calculator" and not c.get("needs"):
+                    check_calculation(c, shown_so_far, turn["user"])
             results = plain(" | ".join(raw))
             for group in turn["answer"]:
                 assert any(plain(alt) in results for alt in group), (turn["user"], group, results)
@@ -301,6 +329,67 @@ def test_multiturn_expected_calls_give_the_expected_answers(session: dict[str, A
         elif turn["kind"] == "recall":
             for group in turn["answer"]:
                 assert any(plain(alt) in shown_so_far for alt in group), (turn["user"], group)
+
+
+def test_multiturn_dev_sessions_are_apart_from_the_test_sessions() -> None:
+    """The dev sessions share no session id, no lookup tool and no user turn with the test sessions."""
+    def ids(sessions: list[dict[str, Any]]) -> set[str]:
+        return {s["id"] for s in sessions}
+
+    def lookups(sessions: list[dict[str, Any]]) -> set[str]:
+        return {c["name"] for s in sessions for t in s["turns"] for c in t["calls"]} - {"calculator"}
+
+    def users(sessions: list[dict[str, Any]]) -> set[str]:
+        return {" ".join(t["user"].lower().split()) for s in sessions for t in s["turns"]}
+
+    assert not ids(SESSIONS_D) & ids(SESSIONS)
+    assert lookups(SESSIONS_D) and not lookups(SESSIONS_D) & lookups(SESSIONS)
+    assert not lookups(SESSIONS_D) & set(TOOLS) and not lookups(SESSIONS) & set(D_TOOLS)
+    assert not users(SESSIONS_D) & users(SESSIONS), users(SESSIONS_D) & users(SESSIONS)
+
+
+def test_multiturn_sets_pair_each_file_with_its_tools() -> None:
+    """`--set c` plays the test sessions with set C's lookups, `--set d` the dev sessions with set D's; the
+    chat's own calculator is never offered twice; `--sessions` swaps the file, not the tools."""
+    test, dev = session_set("c"), session_set("d")
+    assert (test.sessions, test.data) == (bench_multiturn.SESSIONS, "test")
+    assert (dev.sessions, dev.data) == (bench_multiturn.SESSIONS_D, "dev")
+    assert {t.name for t in test.tools} == set(TOOLS) - {"calculator"}
+    assert {t.name for t in dev.tools} == set(D_TOOLS) - {"calculator"}
+    other = session_set("d", Path("other.jsonl"))
+    assert other.sessions == Path("other.jsonl") and other.tools == dev.tools and other.data == "dev"
+
+
+def test_multiturn_runner_plays_a_dev_session_with_set_d_tools() -> None:
+    """A scripted model makes a dev session's expected calls: set D's tools run in the chat and later turns
+    see their results."""
+    session = next(s for s in SESSIONS_D if s["id"] == "lenz_cello")
+    turns = session["turns"][:3]  # a lookup, a recall of its result, a lookup with the id it found
+    script: list[Any] = []
+    for turn in turns:
+        script += [call(c["name"], **c["arguments"]) for c in turn["calls"]]
+        script.append(" ".join(group[0] for group in turn["answer"]))
+    model = ScriptedModel(script)
+    result = run_session(model, {"id": session["id"], "turns": turns}, tools=SETS["d"].tools, echo=False)
+    rows = result["turns"]
+    assert [r["right_call"] for r in rows] == [True, None, True]
+    assert [r["right_answer"] for r in rows] == [True, True, True] and result["figures"]["errors"] == 0
+    last = model.requests[-1]
+    assert any(m.role == "tool" and "IV-531" in m.content and "Vautrin" in m.content for m in last)
+
+
+def test_multiturn_main_records_the_set_and_its_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--set d` plays the dev sessions and writes the set and its data kind into the results' JSON."""
+    monkeypatch.setattr(bench_multiturn, "resolve_model", lambda _spec: ScriptedModel(["Noted."], repeat_last=True))
+    out = tmp_path / "multiturn.json"
+    monkeypatch.setattr(sys, "argv", ["bench_multiturn.py", "--model", "scripted", "--set", "d", "--limit", "1",
+                                      "--out", str(out)])
+    bench_multiturn.main()
+    report = json.loads(out.read_text())
+    assert (report["set"], report["data"]) == ("d", "dev")
+    assert report["sessions_file"].endswith("multiturn_sessions_d.jsonl")
+    assert [s["id"] for s in report["sessions"]] == [SESSIONS_D[0]["id"]]
+    assert report["overall"]["turns"] == len(SESSIONS_D[0]["turns"])
 
 
 SCRIPTED = {"id": "scripted", "turns": [

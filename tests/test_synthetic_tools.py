@@ -533,5 +533,5 @@ def test_the_leakage_rule_holds_on_a_sample_of_the_recipes() -> None:
     assert leaks(fake) == [{"set": "A", "benchmark": "b", "training": "t", "cosine": THRESHOLD}]
     sample = user_texts([*mixed(200), *synthetic_conversations(100, 0, refusals=False, fresh_names=0.5)])
     report = compare(benchmark_texts(), sample, Embedder.default())
-    assert set(report) == {"A", "B", "C", "D", "multiturn", "sql-dev", "sql-test"}
+    assert set(report) == {"A", "B", "C", "D", "multiturn", "multiturn_d", "sql-dev", "sql-test"}
     assert not leaks(report), leaks(report)

@@ -1,7 +1,15 @@
 """Multi-turn chat benchmark: scripted conversations played through the chat's own session machinery.
 
-Sessions: `data/multiturn_sessions.jsonl`, one a line, `{"id", "turns": [{"user", "kind", "calls", "answer"}]}`.
-A turn's kind says what it needs:
+Two sets of sessions, chosen with `--set`:
+
+- c (default): `data/multiturn_sessions.jsonl`, over set C's twelve lookup tools (`tool_set_c.py`): the frozen
+  test data, never used to tune or decide;
+- d: `data/multiturn_sessions_d.jsonl`, over set D's twelve lookup tools (`tool_set_d.py`: a seed bank, a ski
+  resort, a wine cellar, an orchestra's loaned instruments): the dev data, to tune and decide on.
+
+No training or tuning used either set's tools. `--sessions FILE` plays another file with the chosen set's tools.
+Sessions are one a line, `{"id", "turns": [{"user", "kind", "calls", "answer"}]}`. A turn's kind says what it
+needs:
 
 - tool: the tools of `calls` (set C's format: expected arguments, `needs` for a call that takes an earlier
   call's result within the turn); arguments often come from earlier turns ("and the second one?");
@@ -10,19 +18,22 @@ A turn's kind says what it needs:
 - recall: answered by a result already in the conversation ("and low water?" after the tide table): no call.
 
 Each session is one `ChatSession` (agentkit.cli.chat, the conversation `agentkit chat` runs): the agent from
-`build_agent` with the built-in calculator and set C's twelve lookup tools (`tool_set_c.py`; no training or
-tuning used them), the chat's approval policy (the tools are read-only, so nothing waits), and each user turn
-sent with `session.ask`, which passes the conversation so far as history and keeps it. Greedy sampling.
+`build_agent` with the built-in calculator and the set's lookup tools, the chat's approval policy (the tools are
+read-only, so nothing waits), and each user turn sent with `session.ask`, which passes the conversation so far
+as history and keeps it. Greedy sampling.
 
 Per turn: `right_tool` (tool turns: every expected tool called in this turn, no other tool), `right_call`
 (tool turns, stricter: set C's `right_call_c`, arguments and the order of dependent calls too), `no_call`
 (the other turns: no call), `right_answer` (one spelling of each expected value in the answer, commas in
 numbers ignored; a turn without expected values needs a non-empty answer; a no-tool turn with a call is
 wrong). Figures per session, per turn kind and overall: the share of tool turns with the right tool, of
-no-tool turns with no call, of all turns with the right answer, and seconds per turn.
+no-tool turns with no call, of all turns with the right answer, and seconds per turn. The results' JSON names
+the set and its data (`"set": "d", "data": "dev"`).
 
+    python tests/benchmarks/bench_multiturn.py --model local:default --set d \\
+        --out tests/benchmarks/results/multiturn-d-default.json        # --limit 1: the first session only
     python tests/benchmarks/bench_multiturn.py --model local:default \\
-        --out tests/benchmarks/results/multiturn-default.json          # --limit 1: the first session only
+        --out tests/benchmarks/results/multiturn-default.json          # set c, the test sessions
 """
 
 from __future__ import annotations
@@ -33,6 +44,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +53,46 @@ from rich.console import Console
 from agentkit.cli.chat import DEFAULT_ASK, DEFAULT_MAX_STEPS, ChatSession, build_agent
 from agentkit.models import GenerationSettings, Model, resolve_model
 from agentkit.runs.approval import policy_from_spec
+from agentkit.tools import Tool
 
-sys.path.insert(0, str(Path(__file__).parent))  # set C's tools and set A's answer check live beside this file
+sys.path.insert(0, str(Path(__file__).parent))  # sets C and D and set A's answer check live beside this file
 from bench_capability import right_answer
 from tool_set_c import TOOLS_C, right_call_c
+from tool_set_d import TOOLS_D
 
 SESSIONS = Path(__file__).with_name("data") / "multiturn_sessions.jsonl"
+SESSIONS_D = Path(__file__).with_name("data") / "multiturn_sessions_d.jsonl"
 NO_TOOL_KINDS = ("chat", "knowledge", "recall")
-LOOKUP_TOOLS = [t for t in TOOLS_C if t.name != "calculator"]  # the calculator comes as the chat's built-in
+
+
+def lookups(tools: Sequence[Tool]) -> list[Tool]:
+    """A set's tools without the calculator, which the chat brings as its built-in."""
+    return [t for t in tools if t.name != "calculator"]
+
+
+LOOKUP_TOOLS = lookups(TOOLS_C)
+LOOKUP_TOOLS_D = lookups(TOOLS_D)
+
+
+@dataclass(frozen=True)
+class SessionSet:
+    """A set of scripted sessions: their file, what data they are ("test" or "dev") and the lookup tools
+    their sessions are played with."""
+
+    sessions: Path
+    data: str
+    tools: tuple[Tool, ...]
+
+
+SETS = {"c": SessionSet(SESSIONS, "test", tuple(LOOKUP_TOOLS)),
+        "d": SessionSet(SESSIONS_D, "dev", tuple(LOOKUP_TOOLS_D))}
+"""`--set`'s choices: c, the test sessions over set C's tools; d, the dev sessions over set D's."""
+
+
+def session_set(name: str, sessions: Path | None = None) -> SessionSet:
+    """The set `name` of `SETS`; with `sessions`, that file played with the set's tools instead of its own."""
+    chosen = SETS[name]
+    return replace(chosen, sessions=sessions) if sessions is not None else chosen
 
 
 def load_sessions(path: Path = SESSIONS) -> list[dict[str, Any]]:
@@ -87,11 +131,12 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_session(model: Model, session: dict[str, Any], *, model_spec: str = "", max_steps: int = DEFAULT_MAX_STEPS,
-                settings: GenerationSettings | None = None, tools: Sequence[Any] = LOOKUP_TOOLS,
+                settings: GenerationSettings | None = None, tools: Sequence[Tool] = LOOKUP_TOOLS,
                 console: Console | None = None, echo: bool = True) -> dict[str, Any]:
-    """Play one session's user turns, in order, through one `ChatSession` with `model`; the rows of its
-    turns (what was called and answered, the scores) and its figures (`summarize`). A turn whose run fails
-    (the chat shows the error and keeps the conversation as it was) scores as wrong, with `error` set."""
+    """Play one session's user turns, in order, through one `ChatSession` with `model`, the built-in calculator
+    and the lookup `tools` (a set's `SessionSet.tools`; set C's by default); the rows of its turns (what was
+    called and answered, the scores) and its figures (`summarize`). A turn whose run fails (the chat shows the
+    error and keeps the conversation as it was) scores as wrong, with `error` set."""
     settings = settings or GenerationSettings(temperature=0)
 
     def factory(m: Model) -> Any:
@@ -133,7 +178,10 @@ def run_session(model: Model, session: dict[str, Any], *, model_spec: str = "", 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local:default", help="a model string, as `agentkit chat --model`")
-    parser.add_argument("--sessions", type=Path, default=SESSIONS, help="the sessions' JSONL")
+    parser.add_argument("--set", choices=sorted(SETS), default="c",
+                        help="c: the test sessions, set C's tools; d: the dev sessions, set D's tools")
+    parser.add_argument("--sessions", type=Path, default=None,
+                        help="the sessions' JSONL (default: the set's own), played with the set's tools")
     parser.add_argument("--only", nargs="+", default=None, help="only the sessions with these ids")
     parser.add_argument("--limit", type=int, default=0, help="the first N sessions (0: all)")
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, help="model calls per turn (the chat's)")
@@ -142,19 +190,22 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="the results' JSON")
     args = parser.parse_args()
 
-    sessions = [s for s in load_sessions(args.sessions) if args.only is None or s["id"] in args.only]
+    chosen = session_set(args.set, args.sessions)
+    sessions = [s for s in load_sessions(chosen.sessions) if args.only is None or s["id"] in args.only]
     sessions = sessions[: args.limit] if args.limit else sessions
     started = time.perf_counter()
     model = resolve_model(args.model)
-    print(f"== {args.model} ({type(model).__name__}, loaded in {time.perf_counter() - started:.1f}s): "
-          f"{len(sessions)} sessions, {sum(len(s['turns']) for s in sessions)} turns", flush=True)
+    print(f"== {args.model} ({type(model).__name__}, loaded in {time.perf_counter() - started:.1f}s): set "
+          f"{args.set} ({chosen.data}), {len(sessions)} sessions, {sum(len(s['turns']) for s in sessions)} turns",
+          flush=True)
     settings = GenerationSettings(temperature=0, max_tokens=args.max_tokens)
     console = Console(highlight=False, soft_wrap=True) if args.show else None
     results = [run_session(model, s, model_spec=args.model, max_steps=args.max_steps, settings=settings,
-                           console=console) for s in sessions]
+                           tools=chosen.tools, console=console) for s in sessions]
     rows = [r for s in results for r in s["turns"]]
     report = {"model": args.model, "model_class": type(model).__name__, "max_steps": args.max_steps,
-              "max_tokens": args.max_tokens, "temperature": 0, "sessions_file": str(args.sessions),
+              "max_tokens": args.max_tokens, "temperature": 0, "set": args.set, "data": chosen.data,
+              "sessions_file": str(chosen.sessions),
               "overall": summarize(rows),
               "by_kind": {k: summarize([r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})},
               "sessions": results}

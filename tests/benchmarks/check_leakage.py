@@ -2,9 +2,10 @@
 
 Benchmark texts: every request of set A (`data/tool_capability.jsonl`), set B (`data/tool_capability_b.jsonl`), set
 C (`data/tool_capability_c.jsonl`), set D (`data/tool_capability_d.jsonl`), every user turn of the multi-turn
-sessions (`data/multiturn_sessions.jsonl`) and every question of the SQL task engine's dev and test splits
-(`agentkit.sql.taskgen.build_tasks`, built into a temporary folder). Training texts: every user message (a chat has
-several) of the conversations `agentkit.training.synthetic.synthetic_conversations` builds for
+sessions (`data/multiturn_sessions.jsonl`: `multiturn`) and of their dev counterpart over set D's tools
+(`data/multiturn_sessions_d.jsonl`: `multiturn_d`), and every question of the SQL task engine's dev and test
+splits (`agentkit.sql.taskgen.build_tasks`, built into a temporary folder). Training texts: every user message (a
+chat has several) of the conversations `agentkit.training.synthetic.synthetic_conversations` builds for
 
 - the sample: `--sample N` (default 2000) conversations with the seed, mix and options of the Makefile's
   `tool-lora-1.5b-chains` recipe, standing for what the recipe and any longer run of it draws from;
@@ -44,7 +45,7 @@ from agentkit.training.synthetic import MIXES, ToolConversation, synthetic_conve
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sets' data paths
 from bench_capability import DATA as DATA_A
-from bench_multiturn import SESSIONS, load_sessions
+from bench_multiturn import SESSIONS, SESSIONS_D, load_sessions
 from tool_set_b import DATA_B
 from tool_set_c import DATA_C
 from tool_set_d import DATA_D
@@ -64,13 +65,15 @@ SAMPLE_OPTIONS: dict[str, Any] = {k: v for k, v in RECIPES[-1][1].items() if k !
 
 
 def benchmark_texts(sql: bool = True) -> dict[str, list[tuple[str, str]]]:
-    """Each benchmark's (kind, text) pairs: the requests of sets A, B, C and D, the user turns of the sessions,
-    and (`sql`) the SQL dev and test questions (kind: the question's difficulty)."""
+    """Each benchmark's (kind, text) pairs: the requests of sets A, B, C and D, the user turns of the test
+    sessions (`multiturn`) and of the dev sessions (`multiturn_d`), and (`sql`) the SQL dev and test questions
+    (kind: the question's difficulty)."""
     sets: dict[str, list[tuple[str, str]]] = {}
     for name, path in (("A", DATA_A), ("B", DATA_B), ("C", DATA_C), ("D", DATA_D)):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         sets[name] = [(r["kind"], r["request"]) for r in rows]
-    sets["multiturn"] = [(t["kind"], t["user"]) for s in load_sessions(SESSIONS) for t in s["turns"]]
+    for name, sessions in (("multiturn", SESSIONS), ("multiturn_d", SESSIONS_D)):
+        sets[name] = [(t["kind"], t["user"]) for s in load_sessions(sessions) for t in s["turns"]]
     if sql:
         from agentkit.sql.taskgen import build_tasks
 
@@ -170,7 +173,7 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False))
     for name, r in sample_report.items():
-        print(f"sample · {name:<9} n={r['n']:<4} max {r['max']:.3f}  p99 {r['p99']:.3f}  mean {r['mean']:.3f}  "
+        print(f"sample · {name:<11} n={r['n']:<4} max {r['max']:.3f}  p99 {r['p99']:.3f}  mean {r['mean']:.3f}  "
               f">= {args.threshold}: {r['at_or_above_threshold']}")
     for row in report["recipes"]:
         print(f"{row['name']}: max {row['max']}, leaks {row['leaks']}")
