@@ -87,6 +87,9 @@ DATA = (
      "built like set C to tune and decide on multi-step use; no tool of it is in any training data"),
     ("multi-turn chat sessions (12 sessions, 75 turns)", "test", "tests/benchmarks/data/multiturn_sessions.jsonl",
      "written for measuring only: nothing was tuned on it"),
+    ("multi-turn chat sessions over set D's tools (12 sessions, 89 turns)", "dev",
+     "tests/benchmarks/data/multiturn_sessions_d.jsonl",
+     "built like the test sessions to tune and decide on multi-turn chat (`bench_multiturn.py --set d`)"),
 )
 
 
@@ -290,7 +293,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
     if stem.startswith("multiturn"):
         o = data["overall"]
         return (f"multi-turn chat, {o['turns']} turns ({o['tool_turns']} need a tool), {data.get('model', '')}",
-                "test", f"tool turns with the right tool {_pct(o['tool_turns_right_tool'])}, no-tool turns with no "
+                data.get("data", "test"),
+                f"tool turns with the right tool {_pct(o['tool_turns_right_tool'])}, no-tool turns with no "
                 f"call {_pct(o['no_tool_turns_no_call'])}, right answers {_pct(o['right_answer'])}, "
                 f"{o['seconds_per_turn']} s per turn")
     if stem == "leakage":
@@ -383,9 +387,10 @@ def generate(results: Path = RESULTS) -> str:
         "listed once. All were measured on a 2-core CPU machine unless a row says otherwise, greedy, one run per "
         "configuration; what each result led to is in [Decisions](decisions.md).",
         "",
-        "**What the data is.** No task set in this repository is held out from development yet: every figure "
-        "here is on **dev** data (looked at and tuned on), or on **train** data, or measures speed or size "
-        "(\"-\"). Chinook and clinic are dev databases: their failures shaped the code.",
+        "**What the data is.** Every figure is on **train** data (learned from), **dev** data (failures read, "
+        "designs tuned and chosen on it), **test** data (frozen: reported on, its failures never read, no design "
+        "chosen by it), or measures speed or size (\"-\"); each row says which. Chinook and clinic are dev "
+        "databases: their failures shaped the code.",
         "",
         *_table(("data", "kind", "file", "why that kind"), [(a, b, f"`{c}`", d) for a, b, c, d in DATA]),
         "",
