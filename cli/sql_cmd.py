@@ -38,6 +38,9 @@ def register(app: typer.Typer) -> None:
         check_limit: bool = typer.Option(False, "--check-limit", help="confirm_answer refuses, once per query, a "
                                          "LIMIT that cuts rows no ORDER BY ranks (arbitrary rows); the same query "
                                          "confirmed again runs."),
+        check_case: bool = typer.Option(False, "--check-case", help="run_query notes, and confirm_answer refuses "
+                                        "once per query, text compared by = that the database also stores in "
+                                        "another letter case; the same query confirmed again runs."),
     ) -> None:
         """Answer QUESTION over the database: draft the query, repair it while it fails and confirm the one
         the drafts agree on (default); with --planner react, write, check and confirm it with the tools; with
@@ -58,7 +61,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout,
-                                check_limit=check_limit)
+                                check_limit=check_limit, check_case=check_case)
         except (OSError, ValueError) as exc:
             typer.echo(f"Cannot open the database: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -182,13 +182,14 @@ class SQLEnvironment:
             the agent finds the schema with the tools alone (the TRUST-SQL four-phase
             recipe).
         check_limit: the toolkit's static LIMIT check (`SchemaToolkit(check_limit=True)`), off by default.
+        check_case: the toolkit's letter-case check (`SchemaToolkit(check_case=True)`), off by default.
     """
 
     def __init__(self, db: str | Path | Database | None = None, tasks: str | Path | Sequence[Any] | None = None,
                  schema_reward: str = "f1", *, embed: EmbedFn | None = None, max_rows: int = 30,
                  timeout_s: float = 5.0, total: str = "answer", db_root: str | Path | None = None,
                  name: str = "sql", schema: str = "digest", digest_chars: int = 3000,
-                 check_limit: bool = False) -> None:
+                 check_limit: bool = False, check_case: bool = False) -> None:
         if schema_reward not in SCHEMA_VARIANTS:
             raise ValueError(f"schema_reward must be one of {', '.join(SCHEMA_VARIANTS)}, not {schema_reward!r}")
         if total not in ("answer", "all"):
@@ -198,6 +199,7 @@ class SQLEnvironment:
         self.schema = schema
         self.digest_chars = digest_chars
         self.check_limit = check_limit
+        self.check_case = check_case
         if tasks is None:
             raise ValueError("SQLEnvironment needs tasks (a JSONL/JSON file or a list); "
                              "SQLEnvironment.chinook() has a ready set")
@@ -261,7 +263,7 @@ class SQLEnvironment:
     def reset(self, task: Task) -> SQLEpisode:
         """Start an episode of `task` on its database."""
         kit = SchemaToolkit(self.database(task), embed=self.embed, max_rows=self.max_rows, timeout_s=self.timeout_s,
-                            check_limit=self.check_limit)
+                            check_limit=self.check_limit, check_case=self.check_case)
         return SQLEpisode(task, kit, self)
 
     # -- helpers -----------------------------------------------------------------------------------

@@ -12,6 +12,12 @@ One static check is optional (`check_limit=True`, `agentkit sql --check-limit`; 
 that closes a query whose outermost SELECT has no ORDER BY keeps arbitrary rows, so confirm_answer refuses
 such a query once, saying why; confirming the same query again runs it (the question may want any N rows).
 Why: docs/decisions.md#limit-check
+
+A second one is optional too (`check_case=True`, `agentkit sql --check-case`; off by default): a column compared
+by `=` with text that the database also stores in another letter case (`status = 'paid'` where 'Paid' rows
+exist, `agentkit.sql.spellings`) leaves rows out, so run_query shows a note above its result and confirm_answer
+refuses such a query once, naming the spellings; confirming the same query again runs it.
+Why: docs/decisions.md#case-check
 """
 
 from __future__ import annotations
@@ -64,6 +70,8 @@ _LAST_LIMIT = re.compile(r"\s+LIMIT\s+\d+(?:\s*(?:,|OFFSET)\s*\d+)?\s*;?\s*$", r
 UNORDERED_LIMIT = ("confirm_answer refused this query once: its LIMIT cuts rows that no ORDER BY ranks, so which rows "
                    "it keeps is arbitrary. Add the ORDER BY that picks the rows the question asks for, or drop the "
                    "LIMIT if the question wants every row; confirm the same query again to keep it as it is.")
+CASE_GAP = ("confirm_answer refused this query once: {notes}. Fix the comparison, or confirm the same query again "
+            "to keep it as it is.")
 
 
 def blank_strings(sql: str) -> str:
@@ -134,14 +142,18 @@ class SchemaToolkit(Toolkit):
         timeout_s: time limit of each query.
         page_size: tables per page of list_tables.
         check_limit: confirm_answer refuses, once per query, a LIMIT that cuts unordered rows (see the module).
+        check_case: run_query notes, and confirm_answer refuses once per query, text compared by `=` that the
+            database also stores in another letter case (see the module).
     """
 
     name = "sql"
 
     def __init__(self, db: str | Path | Database, *, embed: EmbedFn | None = None, max_rows: int = 30,
-                 timeout_s: float = 5.0, page_size: int = 50, check_limit: bool = False) -> None:
+                 timeout_s: float = 5.0, page_size: int = 50, check_limit: bool = False,
+                 check_case: bool = False) -> None:
         self.db = open_database(db)
         self.check_limit = check_limit
+        self.check_case = check_case
         self.refused: set[str] = set()
         self.embed = embed
         self.max_rows = max_rows
@@ -178,6 +190,14 @@ class SchemaToolkit(Toolkit):
     def query(self, sql: str) -> QueryResult:
         """Run `sql` with this kit's row cap and time limit."""
         return self.db.query(sql, max_rows=self.max_rows, timeout_s=self.timeout_s)
+
+    def case_notes(self, sql: str) -> list[str]:
+        """With `check_case`, one line per comparison of `sql` that misses stored spellings (else none)."""
+        if not self.check_case:
+            return []
+        from agentkit.sql.spellings import case_gaps
+
+        return [gap.render() for gap in case_gaps(self.db, sql, timeout_s=self.timeout_s)]
 
     def check_proposal(self, tables: Sequence[str],
                        columns: Mapping[str, Sequence[str]] | Sequence[str] | None = None,
@@ -433,7 +453,9 @@ class SchemaToolkit(Toolkit):
             Args:
                 sql: a single SELECT statement.
             """
-            return kit.query(sql).render()
+            result = kit.query(sql)
+            notes = kit.case_notes(sql)
+            return "".join(f"Note: {n}.\n" for n in notes) + result.render()
 
         @tool(read_only=True, phase=CONFIRM, final=True)
         def confirm_answer(sql: str) -> str:
@@ -445,6 +467,11 @@ class SchemaToolkit(Toolkit):
             if kit.check_limit and sql.strip() not in kit.refused and unordered_limit(sql):
                 kit.refused.add(sql.strip())
                 raise ValueError(UNORDERED_LIMIT)
+            if kit.check_case and f"case:{sql.strip()}" not in kit.refused:
+                notes = kit.case_notes(sql)
+                if notes:
+                    kit.refused.add(f"case:{sql.strip()}")
+                    raise ValueError(CASE_GAP.format(notes="; ".join(notes)))
             result = kit.query(sql)
             kit.final = result
             return f"Final SQL:\n{result.sql}\n\nResult:\n{result.render()}"
@@ -453,5 +480,6 @@ class SchemaToolkit(Toolkit):
                 propose_schema, run_query, confirm_answer]
 
 
-__all__ = ["CONFIRM", "EXPLORE", "GENERATE", "PHASES", "PROPOSE", "TOOL_PHASES", "UNORDERED_LIMIT", "QueryError",
-           "SchemaProposal", "SchemaToolkit", "blank_strings", "has_order_by", "unordered_limit", "without_limit"]
+__all__ = ["CASE_GAP", "CONFIRM", "EXPLORE", "GENERATE", "PHASES", "PROPOSE", "TOOL_PHASES", "UNORDERED_LIMIT",
+           "QueryError", "SchemaProposal", "SchemaToolkit", "blank_strings", "has_order_by", "unordered_limit",
+           "without_limit"]

@@ -58,11 +58,13 @@ def pick(tasks: list[Any], per_db: int) -> list[Any]:
     return out
 
 
-def split_environment(data: Path, split: str, schema: str, *, check_limit: bool = False) -> Any:
+def split_environment(data: Path, split: str, schema: str, *, check_limit: bool = False,
+                      check_case: bool = False) -> Any:
     """The SQL environment over a built split's task file (`build_tasks(data, splits=(split,))` first)."""
     from agentkit.environments.sql import SQLEnvironment
 
-    return SQLEnvironment(tasks=data / f"{split}.jsonl", schema=schema, name=f"sql-{split}", check_limit=check_limit)
+    return SQLEnvironment(tasks=data / f"{split}.jsonl", schema=schema, name=f"sql-{split}", check_limit=check_limit,
+                          check_case=check_case)
 
 
 def config_factory(config: str, env: Any, model: Any, *, max_steps: int, votes: int,
@@ -113,6 +115,8 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--check-limit", action="store_true",
                         help="the toolkit's optional static LIMIT check (SchemaToolkit(check_limit=True))")
+    parser.add_argument("--check-case", action="store_true",
+                        help="the toolkit's optional letter-case check (SchemaToolkit(check_case=True))")
     parser.add_argument("--votes", type=int, default=1, help="draft: drafts that vote by their results")
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
     parser.add_argument("--label", default="", help="suffix of the results file name")
@@ -127,12 +131,13 @@ def main() -> int:
     build_tasks(args.data, splits=(args.split,))
     report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db, "votes": args.votes,
                               "max_steps": args.max_steps, "concurrency": args.concurrency,
-                              "check_limit": args.check_limit,
+                              "check_limit": args.check_limit, "check_case": args.check_case,
                               "machine_cores": os.cpu_count(),
                               "started": time.strftime("%Y-%m-%d %H:%M"), "runs": []}
     for config in args.configs:
         schema, model_name = ("full", args.baseline_model) if config == "single-shot" else (args.schema, args.model)
-        env = split_environment(args.data, args.split, schema, check_limit=args.check_limit)
+        env = split_environment(args.data, args.split, schema, check_limit=args.check_limit,
+                                check_case=args.check_case)
         tasks = pick(list(env.tasks()), args.per_db)
         model = resolve_model(model_name, parallel=args.concurrency)
         build = config_factory(config, env, model, max_steps=args.max_steps, votes=args.votes)
