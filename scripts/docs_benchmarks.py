@@ -55,7 +55,8 @@ _ERAS = {
         learn-unordered-checks-pacing-seed1 learn-unordered-checks-pacing-seed2 tool-order-default-a""",
     Q15_TOOLS: """capability-default-1.5b-a capability-default-1.5b-a2 capability-default-1.5b-b
         clinic-qwen1.5b-tools-quoted capability-default-c multiturn-default multiturn-default-first3 from-runs-dev
-        capability-default-d-nowait capability-default-d-wait capability-default-a-wait from-runs-dev-spares""",
+        capability-default-d-nowait capability-default-d-wait capability-default-a-wait from-runs-dev-spares
+        sql-dev-draft-vote5-tables-default-s32""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
