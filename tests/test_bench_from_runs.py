@@ -198,3 +198,14 @@ def test_the_map_then_act_configuration_maps_each_question_then_acts(tmp_path: P
     for trajectory in read_jsonl([tmp_path / "runs.jsonl"]):
         assert trajectory.records.get(MAP) is not None
         assert trajectory.records.get(EXPLORE).skipped == "budget 0"
+
+
+def test_bench_sql_split_picks_per_database_and_by_what_the_gold_query_holds() -> None:
+    from bench_sql_split import pick
+
+    tasks = [Task(id=f"{db}-{i}", prompt="q", data={"db": db, "gold_sql": sql})
+             for db, i, sql in [("a", 1, "SELECT 1"), ("a", 2, "SELECT x FROM t WHERE LOWER(s) = 'p'"),
+                                ("a", 3, "SELECT lower(s) FROM t"), ("b", 1, "SELECT 2")]]
+    assert [t.id for t in pick(tasks, 1)] == ["a-1", "b-1"]
+    assert [t.id for t in pick(tasks, 5, "LOWER(")] == ["a-2", "a-3"]
+    assert [t.id for t in pick(tasks, 1, "lower(")] == ["a-2"]

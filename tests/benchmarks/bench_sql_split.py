@@ -46,11 +46,14 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (round(centre - half, 4), round(centre + half, 4))
 
 
-def pick(tasks: list[Any], per_db: int) -> list[Any]:
-    """The first `per_db` tasks of each database, in file order."""
+def pick(tasks: list[Any], per_db: int, gold_has: str | None = None) -> list[Any]:
+    """The first `per_db` tasks of each database, in file order; with `gold_has`, only the tasks whose gold SQL
+    contains that text (case-blind), the first `per_db` of them per database."""
     seen: dict[str, int] = defaultdict(int)
     out = []
     for t in tasks:
+        if gold_has is not None and gold_has.lower() not in str(t.data.get("gold_sql", "")).lower():
+            continue
         db = str(t.data.get("db_id") or t.data.get("db"))
         if seen[db] < per_db:
             seen[db] += 1
@@ -115,6 +118,9 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--check-limit", action="store_true",
                         help="the toolkit's optional static LIMIT check (SchemaToolkit(check_limit=True))")
+    parser.add_argument("--gold-has", default=None,
+                        help="only questions whose gold SQL contains this text (e.g. 'LOWER('), per database up to "
+                             "--per-db: a slice of the split for a change that can only act on such questions")
     parser.add_argument("--check-case", action="store_true",
                         help="the toolkit's optional letter-case check (SchemaToolkit(check_case=True))")
     parser.add_argument("--votes", type=int, default=1, help="draft: drafts that vote by their results")
@@ -132,13 +138,14 @@ def main() -> int:
     report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db, "votes": args.votes,
                               "max_steps": args.max_steps, "concurrency": args.concurrency,
                               "check_limit": args.check_limit, "check_case": args.check_case,
+                              "gold_has": args.gold_has,
                               "machine_cores": os.cpu_count(),
                               "started": time.strftime("%Y-%m-%d %H:%M"), "runs": []}
     for config in args.configs:
         schema, model_name = ("full", args.baseline_model) if config == "single-shot" else (args.schema, args.model)
         env = split_environment(args.data, args.split, schema, check_limit=args.check_limit,
                                 check_case=args.check_case)
-        tasks = pick(list(env.tasks()), args.per_db)
+        tasks = pick(list(env.tasks()), args.per_db, args.gold_has)
         model = resolve_model(model_name, parallel=args.concurrency)
         build = config_factory(config, env, model, max_steps=args.max_steps, votes=args.votes)
         t0 = time.perf_counter()
