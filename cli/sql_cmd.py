@@ -38,9 +38,10 @@ def register(app: typer.Typer) -> None:
         check_limit: bool = typer.Option(False, "--check-limit", help="confirm_answer refuses, once per query, a "
                                          "LIMIT that cuts rows no ORDER BY ranks (arbitrary rows); the same query "
                                          "confirmed again runs."),
-        check_case: bool = typer.Option(False, "--check-case", help="run_query notes, and confirm_answer refuses "
-                                        "once per query, text compared by = that the database also stores in "
-                                        "another letter case; the same query confirmed again runs."),
+        check_case: bool = typer.Option(True, "--check-case/--no-check-case", help="run_query notes, and "
+                                        "confirm_answer refuses once per query, text compared by = that the "
+                                        "database also stores in another letter case; the same query confirmed "
+                                        "again runs (on by default)."),
     ) -> None:
         """Answer QUESTION over the database: draft the query, repair it while it fails and confirm the one
         the drafts agree on (default); with --planner react, write, check and confirm it with the tools; with

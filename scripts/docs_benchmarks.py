@@ -56,7 +56,9 @@ _ERAS = {
     Q15_TOOLS: """capability-default-1.5b-a capability-default-1.5b-a2 capability-default-1.5b-b
         clinic-qwen1.5b-tools-quoted capability-default-c multiturn-default multiturn-default-first3 from-runs-dev
         capability-default-d-nowait capability-default-d-wait capability-default-a-wait from-runs-dev-spares
-        sql-dev-draft-vote5-tables-default-s32""",
+        sql-dev-draft-vote5-tables-default-s32 sql-train-draft-vote5-tables-case-off
+        sql-train-draft-vote5-tables-case-on sql-train-draft-vote5-tables-lower-case-off
+        sql-train-draft-vote5-tables-lower-case-on""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -304,8 +306,11 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                 "; ".join(f"{k}: {v['max']:.2f} / {v['p99']:.2f}" for k, v in sets.items()))
     if stem.startswith("sql-") and "runs" in data and "split" in data:
         extras = (f", {data['votes']} votes" if (data.get("votes") or 1) > 1 else "") + \
-            (", the toolkit's LIMIT check on" if data.get("check_limit") is True else "")
-        return (f"generated SQL task set, {data['per_db']} questions per database, {data['max_steps']} steps{extras}",
+            (", the toolkit's LIMIT check on" if data.get("check_limit") is True else "") + \
+            (", the letter-case check on" if data.get("check_case") is True else "")
+        which = (f"every question whose gold SQL holds `{data['gold_has']}`" if data.get("gold_has")
+                 else f"{data['per_db']} questions per database")
+        return (f"generated SQL task set, {which}, {data['max_steps']} steps{extras}",
                 data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
                                          f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"
                                          for r in data["runs"]))

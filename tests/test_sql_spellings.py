@@ -106,8 +106,9 @@ def test_a_run_with_the_check_is_refused_then_confirms_the_fixed_query(shop: Pat
         assert (trajectory.rewards["execution"] == 1.0) is check  # without the check, the narrow count stands
 
 
-def test_the_sql_command_takes_check_case(shop: Path, tmp_path: Path) -> None:
-    """`agentkit sql --check-case`: the draft's narrow count is refused once; the model confirms the fixed one."""
+def test_the_sql_command_checks_case_by_default(shop: Path, tmp_path: Path) -> None:
+    """`agentkit sql` checks by default: the draft's narrow count is refused once and the model confirms the fixed
+    one; with --no-check-case the narrow count stands."""
     from typer.testing import CliRunner
 
     from agentkit.cli.main import app
@@ -116,10 +117,10 @@ def test_the_sql_command_takes_check_case(shop: Path, tmp_path: Path) -> None:
     script.write_text(json.dumps([f"```sql\n{NARROW}\n```", {"tool": "confirm_answer", "arguments": {"sql": WIDE}}]))
     args = ["sql", "How many invoices are paid?", "--db", str(shop), "--model", f"script:{script}", "--no-embed",
             "--votes", "1"]
-    result = CliRunner().invoke(app, [*args, "--check-case"])
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "refused this query once" in result.output and result.output.rstrip().endswith("3\n(1 row)")
-    plain = CliRunner().invoke(app, args)
+    plain = CliRunner().invoke(app, [*args, "--no-check-case"])
     assert plain.exit_code == 0 and plain.output.rstrip().endswith("1\n(1 row)")
 
 

@@ -13,7 +13,7 @@ that closes a query whose outermost SELECT has no ORDER BY keeps arbitrary rows,
 such a query once, saying why; confirming the same query again runs it (the question may want any N rows).
 Why: docs/decisions.md#limit-check
 
-A second one is optional too (`check_case=True`, `agentkit sql --check-case`; off by default): a column compared
+A second one is optional too (`check_case=True`; `agentkit sql` turns it on, `--no-check-case` off): a column compared
 by `=` with text that the database also stores in another letter case (`status = 'paid'` where 'Paid' rows
 exist, `agentkit.sql.spellings`) leaves rows out, so run_query shows a note above its result and confirm_answer
 refuses such a query once, naming the spellings; confirming the same query again runs it.
