@@ -17,7 +17,7 @@ from agentkit.environments.sql import SQLEnvironment
 from agentkit.evaluation import run_episode
 from agentkit.sql import SchemaToolkit
 from agentkit.sql.connect import open_database
-from agentkit.sql.spellings import MAX_COMPARISONS, MAX_SQL_CHARS, case_gaps, comparisons
+from agentkit.sql.spellings import MAX_COMPARISONS, MAX_PROBES, MAX_SQL_CHARS, case_gaps, comparisons
 from agentkit.sql.toolkit import CASE_GAP
 from agentkit.testing import ScriptedModel, call
 
@@ -136,3 +136,27 @@ def test_agentkit_eval_passes_check_case_to_each_episodes_toolkit(shop: Path, tm
             assert env.reset(env.tasks()[0]).toolkit.check_case is check
         finally:
             env.close()
+
+
+def test_a_query_is_looked_up_once_per_database_and_its_lookups_are_capped(shop: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    db = open_database(shop)
+    asked: list[str] = []
+    real_query = db.query
+    monkeypatch.setattr(db, "query", lambda sql, **kw: asked.append(sql) or real_query(sql, **kw))
+    first = case_gaps(db, NARROW)
+    assert case_gaps(db, NARROW) == first and len(first) == 1
+    assert len(asked) == 1  # the second ask (run, then confirm) reads the database's cache
+    # eight unqualified comparisons over three tables that all have the column: capped at MAX_PROBES lookups
+    wide = tmp_path / "wide.sqlite"
+    with sqlite3.connect(wide) as conn:
+        for name in ("a", "b", "c"):
+            conn.execute(f"CREATE TABLE {name} (id INTEGER PRIMARY KEY, kind TEXT)")
+            conn.executemany(f"INSERT INTO {name} (kind) VALUES (?)", [("x",), ("X",)])
+    many = open_database(wide)
+    probes: list[str] = []
+    real_many = many.query
+    monkeypatch.setattr(many, "query", lambda sql, **kw: probes.append(sql) or real_many(sql, **kw))
+    where = " OR ".join(f"kind = 'v{i}'" for i in range(MAX_COMPARISONS - 1)) + " OR kind = 'x'"
+    case_gaps(many, f"SELECT a.id FROM a, b, c WHERE {where}")
+    assert len(probes) == MAX_PROBES

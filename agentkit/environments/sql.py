@@ -40,7 +40,6 @@ from agentkit.sql.rewards import (
     SchemaItems,
     gold_schema_items,
     score_sql_trajectory,
-    sqlglot_dialect,
 )
 from agentkit.sql.toolkit import EmbedFn, SchemaToolkit
 from agentkit.tools import Tool, ToolRunner
@@ -292,7 +291,7 @@ class SQLEnvironment:
             except QueryError as exc:
                 raise QueryError(f"gold SQL of task {task.id} fails: {exc}") from None
             try:
-                items = gold_schema_items(sql, db.schema(), sqlglot_dialect(db))
+                items = gold_schema_items(sql, db.schema(), db.sqlglot_dialect)
             except ValueError as exc:  # the task still scores execution; its schema reward is 0
                 log.warning("task %s: no schema reward: %s", task.id, exc)
                 items = SchemaItems(frozenset(), frozenset())

@@ -182,6 +182,16 @@ class Database:
         """`name` quoted as an identifier."""
         return '"' + name.replace('"', '""') + '"'
 
+    @property
+    def sqlglot_dialect(self) -> str:
+        """The sqlglot dialect to parse this database's SQL with (sqlite when unsure)."""
+        return self.dialect if self.dialect in {"sqlite", "postgres", "mysql", "tsql", "oracle", "duckdb"} else "sqlite"
+
+    @staticmethod
+    def literal(text: str) -> str:
+        """`text` as an SQL string literal."""
+        return "'" + text.replace("'", "''") + "'"
+
     # -- queries -----------------------------------------------------------------------------------
     def query(self, sql: str, *, max_rows: int = DEFAULT_MAX_ROWS, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
         """Run one guarded read-only statement; raise QueryError with a clear message if it cannot."""

@@ -88,7 +88,7 @@ def execution_reward(predicted_sql: str | None, gold_sql: str, db: Database, *,
     except QueryError:
         return EXECUTION_ERROR
     gold = gold_result or db.query(gold_sql, max_rows=GOLD_MAX_ROWS, timeout_s=timeout_s)
-    same = results_match(predicted.rows, gold.rows, ordered=has_order_by(gold_sql, sqlglot_dialect(db)))
+    same = results_match(predicted.rows, gold.rows, ordered=has_order_by(gold_sql, db.sqlglot_dialect))
     return EXECUTION_MATCH if same and not predicted.truncated else EXECUTION_WRONG
 
 
@@ -259,11 +259,6 @@ def format_reward(trajectory: Trajectory, tool_names: Iterable[str] | None = Non
     return FORMAT_REWARD if all(p in seen for p in PHASES) and final_sql(trajectory) else 0.0
 
 
-def sqlglot_dialect(db: Database) -> str:
-    """The sqlglot dialect to parse this database's SQL with (sqlite when unsure)."""
-    return db.dialect if db.dialect in {"sqlite", "postgres", "mysql", "tsql", "oracle", "duckdb"} else "sqlite"
-
-
 def score_sql_trajectory(trajectory: Trajectory, gold_sql: str, db: Database, *,
                          schema_variant: SchemaVariant | str = "f1", gold_result: QueryResult | None = None,
                          gold_items: SchemaItems | None = None, total: str = "answer") -> dict[str, float]:
@@ -278,7 +273,7 @@ def score_sql_trajectory(trajectory: Trajectory, gold_sql: str, db: Database, *,
     fmt = format_reward(trajectory)
     proposal = last_proposal(trajectory)
     if gold_items is None:
-        gold_items = gold_schema_items(gold_sql, db.schema(), sqlglot_dialect(db))
+        gold_items = gold_schema_items(gold_sql, db.schema(), db.sqlglot_dialect)
     schema = schema_reward(proposal_items(proposal) if proposal is not None else None, gold_items, schema_variant)
     answer = execution + fmt
     return {"execution": execution, "format": fmt, "schema": schema, "answer": answer,

@@ -12,9 +12,11 @@ write. A column already wrapped in LOWER() or UPPER() is not a bare column and i
     # ["invoice.status stores 'paid' also as 'Paid', 'PAID': `status = 'paid'` leaves those rows out; compare
     #   LOWER(status) = 'paid' to count every spelling"]
 
-Bounded: the query is parsed once (sqlglot; an unreadable query has no gaps), at most `MAX_COMPARISONS`
-comparisons are checked, each by one read-only query under the caller's time limit that returns at most
-`MAX_SPELLINGS + 1` rows; a check that fails is skipped, never guessed.
+Bounded: the query is parsed once (sqlglot, in the database's dialect; an unreadable query has no gaps), at
+most `MAX_COMPARISONS` comparisons are read and at most `MAX_PROBES` (table, column, text) looked up, each by one
+read-only query under the caller's time limit that returns at most `MAX_SPELLINGS + 1` rows; a lookup that fails
+is skipped, never guessed. A database keeps the gaps of up to `MAX_CACHED` queries it was asked about (the same
+query is often run, then confirmed, or drafted several times), so it is asked about a query once.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.sql.database import Database
+from agentkit.sql.database import Database, QueryError
 
 MAX_COMPARISONS = 8
+MAX_PROBES = 16
 MAX_SPELLINGS = 4
 MAX_SQL_CHARS = 20_000
+MAX_CACHED = 1_000
 
 
 @dataclass(frozen=True)
@@ -40,21 +44,14 @@ class CaseGap:
 
     def render(self) -> str:
         """The gap as one line for the model."""
-        shown = ", ".join(_literal(s) for s in self.stored[:MAX_SPELLINGS])
-        return (f"{self.table}.{self.column} stores {_literal(self.written)} also as {shown}: "
-                f"`{self.column} = {_literal(self.written)}` leaves those rows out; compare "
-                f"LOWER({self.column}) = {_literal(self.written.lower())} to include every spelling")
+        literal = Database.literal
+        shown = ", ".join(literal(s) for s in self.stored[:MAX_SPELLINGS])
+        return (f"{self.table}.{self.column} stores {literal(self.written)} also as {shown}: "
+                f"`{self.column} = {literal(self.written)}` leaves those rows out; compare "
+                f"LOWER({self.column}) = {literal(self.written.lower())} to include every spelling")
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _parse(sql: str, dialect: str = "sqlite") -> Any:
+def _parse(sql: str, dialect: str) -> Any:
     """The parsed query, or None when it is too long or cannot be read."""
     if len(sql) > MAX_SQL_CHARS:
         return None
@@ -103,7 +100,16 @@ def _tables(tree: Any) -> dict[str, str]:
 
 def case_gaps(db: Database, sql: str, *, timeout_s: float = 2.0) -> list[CaseGap]:
     """The comparisons of `sql` whose column stores the compared text in another case too (see the module)."""
-    tree = _parse(sql)
+    cached: dict[str, list[CaseGap]] = db.cache.setdefault("case_gaps", {})
+    if sql not in cached:
+        if len(cached) >= MAX_CACHED:
+            cached.clear()
+        cached[sql] = _find_gaps(db, sql, timeout_s)
+    return list(cached[sql])
+
+
+def _find_gaps(db: Database, sql: str, timeout_s: float) -> list[CaseGap]:
+    tree = _parse(sql, db.sqlglot_dialect)
     found = comparisons(tree) if tree is not None else []
     if not found:
         return []
@@ -120,7 +126,7 @@ def case_gaps(db: Database, sql: str, *, timeout_s: float = 2.0) -> list[CaseGap
             if real is None:
                 continue
             info = db.describe(real).column(column)
-            if info is None or (real, info.name, text) in seen:
+            if info is None or (real, info.name, text) in seen or len(seen) >= MAX_PROBES:
                 continue
             seen.add((real, info.name, text))
             stored = _spellings(db, real, info.name, text, timeout_s)
@@ -132,10 +138,10 @@ def case_gaps(db: Database, sql: str, *, timeout_s: float = 2.0) -> list[CaseGap
 
 def _spellings(db: Database, table: str, column: str, text: str, timeout_s: float) -> list[str]:
     """The distinct values of `table.column` equal to `text` but for letter case (at most MAX_SPELLINGS + 1)."""
-    probe = (f"SELECT DISTINCT {_quoted(column)} FROM {_quoted(table)} "
-             f"WHERE LOWER({_quoted(column)}) = LOWER({_literal(text)})")
+    probe = (f"SELECT DISTINCT {db.quote(column)} FROM {db.quote(table)} "
+             f"WHERE LOWER({db.quote(column)}) = LOWER({db.literal(text)})")
     try:
         result = db.query(probe, max_rows=MAX_SPELLINGS + 1, timeout_s=timeout_s)
-    except Exception:
+    except QueryError:
         return []
     return [row[0] for row in result.rows if isinstance(row[0], str)]

@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agentkit.sql.database import QueryError
+from agentkit.sql.database import Database, QueryError
 from agentkit.sql.toolkit import SchemaToolkit
 
 VALUES_TITLE = "Values the question names, found in the database (use these columns)"
@@ -34,6 +34,7 @@ MAX_COLUMNS_PER_PHRASE = 4
 MAX_SPELLINGS = 4
 DEFAULT_BUDGET_S = 2.0
 _MAX_CACHED = 10_000  # questions whose links a database keeps
+_literal = Database.literal
 _TEXT_TYPES = ("CHAR", "TEXT", "CLOB", "STRING")
 # Capitalised words that start questions and requests rather than name something.
 _LEADS = frozenset({
@@ -220,10 +221,6 @@ def _row_key(kit: SchemaToolkit, table: str, column: str, value: str, deadline: 
         return ""
     key = rows[0][0]
     return f"{keys[0]} = {key if isinstance(key, int | float) else _literal(str(key))}"
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _escape_like(text: str) -> str:
