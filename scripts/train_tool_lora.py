@@ -8,7 +8,8 @@ the benchmarks (`HELD_OUT_TOOLS`), so what the benchmarks measure afterwards is 
 offered tools, a second call that uses the first one's result, an answer that quotes the results, no call
 when no tool fits. `--mix chains` (`make tool-lora-1.5b-chains`) adds chains of three or four calls, calls
 side by side in one reply, computing with results through an arithmetic tool, and chats of 4 to 8 turns that
-mix turns with and without tools. Each conversation is replayed through the agent loop
+mix turns with and without tools; `--mix serial` (`make tool-lora-1.5b-serial`) the same without calls side
+by side, with no-tool requests offered many tools. Each conversation is replayed through the agent loop
 (`agentkit.training.demonstrations`; a chat turn by turn, with its history), so the model learns the prompts
 it will see in use. Besides the peft folder it writes `adapter.q4.safetensors`, the adapter packed to 4 bits
 (`agentkit.models.packed_adapter`), the form `local:default` ships it in. On the 1.5B (`--model
