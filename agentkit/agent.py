@@ -116,6 +116,10 @@ class Agent:
         wait_for_results: check each call's ids (and, in a reply of several calls, the later calls' numbers)
             against the conversation; a call with a value it never wrote is not run once, and the model is
             asked to look it up first (see agentkit.loop.grounding). Off by default.
+        check_answers: an answer in text that states numbers or ids no tool result, call or user message wrote
+            (a lookup never made, a sum done in the head) is sent back once, asking the model to call a tool
+            that finds them or to answer again; the second answer stands (see agentkit.loop.grounding). Only for
+            an agent with tools whose runs end with a reply in text. Off by default.
     """
 
     def __init__(
@@ -140,6 +144,7 @@ class Agent:
         name: str = "agent",
         handoffs: Sequence[Agent | Handoff] = (),
         wait_for_results: bool = False,
+        check_answers: bool = False,
     ) -> None:
         if samples < 1:
             raise ValueError("samples must be at least 1")
@@ -177,6 +182,7 @@ class Agent:
         """Where runs are checkpointed (None: nowhere); a copy with another store resumes runs kept there."""
         self._checkpoints = Checkpoints(model)
         self._calls = ReplyCalls(self.tools, self._runner, self._checkpoints, self._output, wait_for_results)
+        self.check_answers = check_answers
 
     def output_validator(self, fn: OutputValidator) -> OutputValidator:
         """Decorator: add a check of the typed output (it may raise `ModelRetry`)."""
@@ -446,7 +452,7 @@ class Agent:
                 if recovery.unreadable(state, reply, messages):
                     continue
                 if not reply.tool_calls:
-                    if not recovery.reminded(state, asked, messages):
+                    if not (recovery.reminded(state, asked, messages) or recovery.questioned(state, asked, messages)):
                         self._text_reply(state, recovery, reply, trajectory)
                     continue
 
@@ -479,7 +485,8 @@ class Agent:
     def _recovery(self) -> Recovery:
         """This run's recovery policy, from the agent's settings, finishing tools and step limit."""
         reminder = self.tools[self._finishers[0]] if self._finishers and self._output is None else None
-        return Recovery(self.settings, self._finishers, self.max_steps, reminder, typed=self._output is not None)
+        return Recovery(self.settings, self._finishers, self.max_steps, reminder, typed=self._output is not None,
+                        check_answers=self.check_answers and bool(self.tools))
 
     def _ask(self, prompt: Sequence[Message], specs: Sequence[dict[str, Any]], settings: GenerationSettings,
              trace: RunSpans | None, streaming: bool) -> Generator[Event, None, ModelResponse]:

@@ -86,9 +86,11 @@ def build_agent(
     settings: GenerationSettings | None = None,
     approval: ApprovalPolicy | None = None,
     tracing: bool | Any = None,
+    check_answers: bool = False,
 ) -> Agent:
     """The chat's agent: built-in tools by name (read_file joins when `allow_dir` is given and no
-    explicit list names it), extra tools, extensions, a planner, an approval policy and tracing."""
+    explicit list names it), extra tools, extensions, a planner, an approval policy and tracing;
+    `check_answers` is the agent's option (an answer stating values no result gave is sent back once)."""
     names = parse_tool_names(tools)
     if allow_dir is not None and "read_file" not in names:
         names.append("read_file")
@@ -103,6 +105,7 @@ def build_agent(
         settings=settings,
         approval=approval,
         tracing=tracing,
+        check_answers=check_answers,
     )
 
 

@@ -434,6 +434,18 @@ def test_multiturn_runner_counts_a_fully_right_session() -> None:
     assert figures["tool_turns_right_tool"] == figures["no_tool_turns_no_call"] == figures["right_answer"] == 1.0
 
 
+def test_multiturn_runner_passes_check_answers_to_the_chats_agent() -> None:
+    """With `--check-answers` the second turn's made-up "11 kg" is sent back once; the lookup then made is scored."""
+    model = ScriptedModel([
+        call("apiary_hives", apiary="Meadowbank"), "Meadowbank has hives HV-31 and HV-32.",
+        "HV-32 has 11 kg of honey.", call("hive_report", hive="HV-32"), "HV-32 has 11 kg of honey.",
+        "A drone is a male bee.",
+    ])
+    rows = run_session(model, SCRIPTED, echo=False, check_answers=True)["turns"]
+    assert [r["right_call"] for r in rows] == [True, True, None] and rows[1]["steps"] == 3
+    assert any(m.role == "user" and m.content.startswith("Your answer states 11") for m in model.requests[3])
+
+
 def test_score_turn_right_tool_needs_every_expected_tool_and_no_other() -> None:
     turn = SCRIPTED["turns"][0]
     assert score_turn(turn, [("apiary_hives", {"apiary": "Old Rectory"})], "HV-31, HV-32")["right_tool"]

@@ -20,6 +20,7 @@ runs as decided.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -122,3 +123,61 @@ class Grounding:
                 waiting[call.id] = WAITING_CALL.format(value=missing, argument=argument, name=call.name)
                 break
         return waiting
+
+
+UNGROUNDED_ANSWER = (
+    "Your answer states {values}, which no tool result and nothing the user wrote gives. If an offered tool can "
+    "look {them} up or compute {them}, call it now and answer from its result; if not, give your answer again."
+)
+"""What a reply in text gets back, once a run, when it states numbers or ids the conversation never wrote."""
+
+_UNIT = re.compile(r"\d+(?:\.\d+)?[^\W\d_]{1,3}")  # "75cl", "12km", "2nd": a number and a unit or an ordinal
+_WRITTEN_NUMBER = re.compile(r"\d+(?:,\d{3}(?!\d))*(?:\.\d+)?")
+_SCALES = (1.0, 10.0, 100.0, 1000.0, 0.1, 0.01, 0.001)
+_MAX_ANSWER = 4000  # characters of an answer read for values (numbers are compared by bisection: linear overall)
+
+
+def _near(value: float, decimals: int, known: Sequence[float]) -> bool:
+    """Whether `value`, written with `decimals` places, is a number of `known` (sorted) rounded to those places,
+    or one scaled by a power of ten up to a thousand (a percent written as a fraction, metres as kilometres)."""
+    tolerance = 0.5 * 10.0 ** -decimals + 1e-9
+    for scale in _SCALES:
+        low = bisect.bisect_left(known, (value - tolerance) / scale)
+        if low < len(known) and known[low] * scale <= value + tolerance:
+            return True
+    return False
+
+
+def ungrounded_values(answer: str, messages: Sequence[Message], limit: int = 3) -> list[str]:
+    """The numbers and ids (letters with digits, such as "PS-41") that `answer` states and that no system or user
+    message, tool result or call argument of `messages` wrote, as written in `answer`, at most `limit`. Made-up
+    values in a final answer are how a small model answers a lookup it never made or a sum it did in its head.
+    0 and 1 always pass; a number passes rounded, or scaled by a power of ten up to 1000; a number with a unit
+    or an ordinal ("75cl", "2nd") is checked as its number."""
+    numbers: set[float] = set()
+    ids: set[str] = set()
+    for m in messages:
+        texts = [*(str(c.arguments)[:10_000] for c in m.tool_calls), *([m.content] if m.role != "assistant" else [])]
+        for text in texts:
+            numbers |= _numbers(text)
+            ids.update(_squeezed(i) for i in _ID.findall(text))
+    known = sorted(numbers)
+    answer = answer[:_MAX_ANSWER]
+    found: list[str] = []
+    covered = bytearray(len(answer))  # the characters of ids, whose digits are not read again as numbers
+    for match in _ID.finditer(answer):
+        word = match.group()
+        if _UNIT.fullmatch(word):
+            continue  # a number with a unit: read below as a number
+        covered[match.start():match.end()] = b"\x01" * (match.end() - match.start())
+        if _squeezed(word) not in ids and word not in found:
+            found.append(word)
+    for match in _WRITTEN_NUMBER.finditer(answer):
+        if covered[match.start()]:
+            continue
+        shown = match.group()
+        value = float(shown.replace(",", ""))
+        decimals = len(shown.split(".")[1]) if "." in shown else 0
+        if value not in _ALWAYS and not _near(value, decimals, known) and shown not in found:
+            found.append(shown)
+    return found[:limit]

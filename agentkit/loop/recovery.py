@@ -9,6 +9,8 @@ this one policy at a fixed point of a step, and the policy answers by changing t
 - an unreadable tool call is sent back with the parse error; the same one twice makes the next reply
   finish (`unreadable`);
 - a reply in text when the run ends through a finishing tool gets one reminder to call it (`reminded`);
+- with `check_answers`, an answer in text that states numbers or ids no result or user message wrote is sent
+  back once, asking for a call that finds them (`questioned`; see `agentkit.loop.grounding`);
 - a reply that only repeats answered calls, or calls that keep failing the same way, is answered from the
   earlier results without running them; a second such reply ends the run when it cannot go on
   (`repeated`; the rules are in `agentkit.loop.repeats`), and an answer in text after repeats that mentions
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from agentkit.loop.grounding import UNGROUNDED_ANSWER, ungrounded_values
 from agentkit.loop.repeats import NOT_RUN, uses_results
 from agentkit.loop.state import LoopState
 from agentkit.messages import Message
@@ -48,17 +51,20 @@ class Recovery:
         reminder_tool: the tool a reply in text is reminded to call (None: no reminder; the agent has no
             finishing tool, or its answer is a typed output).
         typed: whether the agent's answer is a typed output (then a repeat's results are no output).
+        check_answers: send an answer in text back once when it states values the conversation never wrote
+            (only where the run ends with a reply in text; give it only to an agent with tools).
     """
 
-    __slots__ = ("answers_in_text", "finishers", "max_steps", "reminder_tool", "settings", "typed")
+    __slots__ = ("answers_in_text", "check_answers", "finishers", "max_steps", "reminder_tool", "settings", "typed")
 
     def __init__(self, settings: GenerationSettings, finishers: Sequence[str], max_steps: int,
-                 reminder_tool: Tool | None = None, *, typed: bool = False) -> None:
+                 reminder_tool: Tool | None = None, *, typed: bool = False, check_answers: bool = False) -> None:
         self.settings, self.finishers, self.max_steps = settings, finishers, max_steps
         self.reminder_tool, self.typed = reminder_tool, typed
         self.answers_in_text = not finishers and tool_choice_kind(settings.tool_choice) == "auto"
         """Whether a loop ends with a reply in text: no finishing tool, and the settings let the model choose
         (a `tool_choice` the user set to "required" or a tool's name is kept)."""
+        self.check_answers = check_answers and self.answers_in_text and not typed
 
     def finishing(self) -> GenerationSettings:
         """Settings for a reply that must end a loop: it calls the first finishing tool when there is one,
@@ -100,6 +106,21 @@ class Recovery:
         state.told_to_finish = True
         messages.append(Message.user(finish_reminder(self.reminder_tool)))
         state.settings = self.finishing()
+        return True
+
+    def questioned(self, state: LoopState, asked: str | None, messages: list[Message]) -> bool:
+        """After a reply in text (the last of `messages`): whether it was sent back because it states numbers or
+        ids that no tool result, call or user message wrote (`check_answers`; once per run, not on the last step,
+        nor when text was asked for). The next reply is the answer, whatever it states."""
+        if (not self.check_answers or state.questioned or state.steps >= self.max_steps
+                or tool_choice_kind(asked) == "none"):
+            return False
+        values = ungrounded_values(messages[-1].content, messages[:-1])
+        if not values:
+            return False
+        state.questioned = True
+        them = "them" if len(values) > 1 else "it"
+        messages.append(Message.user(UNGROUNDED_ANSWER.format(values=", ".join(values), them=them)))
         return True
 
     def answer(self, state: LoopState, text: str) -> None:

@@ -42,6 +42,8 @@ class LoopState:
     """The last reply's unreadable call, if it was one."""
     told_to_finish: bool = False
     """A reply in text was reminded to call the finishing tool."""
+    questioned: bool = False
+    """A reply in text was sent back for values the conversation never wrote (`Recovery.questioned`)."""
     loops: set[int] = field(default_factory=set)
     """Indexes of the messages of repeated, unreadable or declined replies and of what they got back."""
 

@@ -189,12 +189,13 @@ def right_answer(item: dict[str, Any], answer: str | None, calls: list[Any]) -> 
 def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concurrency: int = 1,
                  select_tools: int | None = 0, tools: list[Any] = TOOLS, max_steps: int = 4,
                  instructions: str = DEFAULT_INSTRUCTIONS, score_call: Any = right_call,
-                 wait_for_results: bool = False, planner: str = "react") -> dict[str, Any]:
+                 wait_for_results: bool = False, planner: str = "react", check_answers: bool = False
+                 ) -> dict[str, Any]:
     """Run every request; per-kind and overall right-call and right-answer rates. With `concurrency` > 1
     requests run at once (a llama.cpp model then needs as many slots) and caches are not reset between them.
     `select_tools` > 0 offers each request only that many tools, those nearest it (`ToolSelection`).
     `score_call(item, calls)` judges the calls (set C's `right_call_c` also checks the order of dependent ones);
-    `wait_for_results` is the agent's option of that name (`agentkit.loop.grounding`); `planner` is the agent's
+    `wait_for_results` and `check_answers` are the agent's options (`agentkit.loop.grounding`); `planner` is the agent's
     planner by name (`agentkit.loop.planners.PLANNERS`: react, or map-then-act, whose exploration of the
     read-only tools is cached under $AGENTKIT_HOME/explore/ and reused by every later request)."""
     extensions = [ToolSelection(select_tools)] if select_tools != 0 else []  # None: all, nearest first
@@ -204,7 +205,7 @@ def run_tool_set(model: Any, items: list[dict[str, Any]], max_tokens: int, concu
         agent = Agent(model, tools, max_steps=max_steps,
                       settings=GenerationSettings(temperature=0, max_tokens=max_tokens),
                       extensions=extensions, instructions=instructions, wait_for_results=wait_for_results,
-                      planner=planner)
+                      planner=planner, check_answers=check_answers)
         reset = getattr(model, "reset_cache", None)
         if callable(reset) and concurrency == 1:
             reset()
@@ -275,6 +276,9 @@ def main() -> None:
     parser.add_argument("--wait", action="store_true",
                         help="a call with an id or number the conversation never wrote is not run once "
                              "(Agent(wait_for_results=True), agentkit.loop.grounding)")
+    parser.add_argument("--check-answers", action="store_true",
+                        help="an answer stating numbers or ids no result gave is sent back once "
+                             "(Agent(check_answers=True), agentkit.loop.grounding)")
     parser.add_argument("--planner", default="react", choices=["react", "map-then-act"],
                         help="the agent's planner for the tool-use requests (map-then-act explores the read-only "
                              "tools once, then maps each request before acting)")
@@ -303,6 +307,7 @@ def main() -> None:
             offered = (", all tools, nearest first" if args.select_tools is None
                        else f", {args.select_tools} tools offered" if args.select_tools else "")
             offered += ", made-up values wait" if args.wait else ""
+            offered += ", answers checked" if args.check_answers else ""
             offered += f", {args.planner}" if args.planner != "react" else ""
             key = f"{spec} [{fmt}, {type(model).__name__}{offered}]"
             if fmt == "native" and getattr(model, "text_tools", True):
@@ -312,7 +317,7 @@ def main() -> None:
             entry: dict[str, Any] = {"tool_use": run_tool_set(model, items, args.max_tokens, args.concurrency,
                                                               args.select_tools, tools, max_steps,
                                                               args.instructions, score_call, args.wait,
-                                                              args.planner)}
+                                                              args.planner, args.check_answers)}
             if args.sql_limit and fmt == ("native" if not getattr(model, "text_tools", True) else "text"):
                 entry["sql"] = run_sql(model, args.sql_limit, 256, Path("bench-out/capability-sql") / spec[6:])
             entry["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
