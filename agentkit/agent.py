@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agentkit.events import (
+    ContextAdded,
     Event,
     ModelText,
     ModelTurn,
@@ -452,7 +453,10 @@ class Agent:
                 if recovery.unreadable(state, reply, messages):
                     continue
                 if not reply.tool_calls:
-                    if not (recovery.reminded(state, asked, messages) or recovery.questioned(state, asked, messages)):
+                    if recovery.questioned(state, asked, messages):  # shown as one quiet line (`agentkit chat`)
+                        yield ContextAdded("check", "values no result gave: the answer was sent back once",
+                                           messages[-1].content)
+                    elif not recovery.reminded(state, asked, messages):
                         self._text_reply(state, recovery, reply, trajectory)
                     continue
 

@@ -86,3 +86,21 @@ def test_off_by_default_without_tools_on_the_last_step_and_with_a_finishing_tool
     result = Agent(model, tools=[get_weather, finish], check_answers=True).run("How warm is Oslo?")
     reminders = [m.content for m in result.trajectory.messages if m.role == "user"][1:]
     assert len(reminders) == 1 and reminders[0].startswith("A reply in text does not finish this task")
+
+
+def test_the_chat_shows_a_sent_back_answer_as_one_quiet_line() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from cli.console import EventPrinter
+
+    out = StringIO()
+    printer = EventPrinter(Console(file=out, width=120))
+    model = ScriptedModel(["Oslo is 15 °C.", call("get_weather", city="Oslo"), "Oslo is 4 °C."])
+    for event in Agent(model, tools=[get_weather], check_answers=True).stream("How warm is Oslo?"):
+        printer.handle(event)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "Oslo is 15 °C."
+    assert lines[1] == "+ check: values no result gave: the answer was sent back once"
+    assert lines[2].startswith("⚙ get_weather(city='Oslo')") and lines[-1] == "Oslo is 4 °C."
