@@ -118,9 +118,9 @@ class Agent:
             against the conversation; a call with a value it never wrote is not run once, and the model is
             asked to look it up first (see agentkit.loop.grounding). Off by default.
         check_answers: an answer in text that states numbers or ids no tool result, call or user message wrote
-            (a lookup never made, a sum done in the head) is sent back once, asking the model to call a tool
-            that finds them or to answer again; the second answer stands (see agentkit.loop.grounding). Only for
-            an agent with tools whose runs end with a reply in text. Off by default.
+            (a lookup never made, a sum done in the head) is sent back once, naming them, and the next reply
+            must call a tool; the answer after that call stands (see agentkit.loop.grounding). Only for an agent
+            with tools whose runs end with a reply in text. Off by default.
     """
 
     def __init__(

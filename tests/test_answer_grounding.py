@@ -64,13 +64,14 @@ def test_a_made_up_answer_is_sent_back_once_and_the_lookup_then_made() -> None:
     result = Agent(model, tools=[get_weather], check_answers=True).run("How warm is Oslo?")
     assert result.answer == "Oslo is 4 °C today." and len(model.requests) == 3
     asked = [m.content for m in result.trajectory.messages if m.role == "user"]
-    assert asked[1].startswith("Your answer states 15, which no tool result") and "call it now" in asked[1]
+    assert asked[1].startswith("Your answer states 15, which no tool result") and "Call the offered tool" in asked[1]
+    assert [s.tool_choice if s else None for s in model.settings] == [None, "required", None]  # then a call
 
 
-def test_the_second_answer_stands_and_grounded_answers_pass_untouched() -> None:
-    model = ScriptedModel(["It is 15 °C.", "It is 15 °C, I am sure."])
+def test_the_answer_after_the_call_stands_and_grounded_answers_pass_untouched() -> None:
+    model = ScriptedModel(["It is 15 °C.", call("get_weather", city="Cairo"), "Oslo is 15 °C, I am sure."])
     result = Agent(model, tools=[get_weather], check_answers=True).run("How warm is Oslo?")
-    assert result.answer == "It is 15 °C, I am sure." and len(model.requests) == 2
+    assert result.answer == "Oslo is 15 °C, I am sure." and len(model.requests) == 3
     model = ScriptedModel([call("get_weather", city="Oslo"), "Oslo: 4 °C."])
     assert Agent(model, tools=[get_weather], check_answers=True).run("Oslo?").answer == "Oslo: 4 °C."
     assert len(model.requests) == 2

@@ -126,8 +126,8 @@ class Grounding:
 
 
 UNGROUNDED_ANSWER = (
-    "Your answer states {values}, which no tool result and nothing the user wrote gives. If an offered tool can "
-    "look {them} up or compute {them}, call it now and answer from its result; if not, give your answer again."
+    "Your answer states {values}, which no tool result and nothing the user wrote gives. Call the offered tool "
+    "that looks {them} up or computes {them}, then answer from its result."
 )
 """What a reply in text gets back, once a run, when it states numbers or ids the conversation never wrote."""
 

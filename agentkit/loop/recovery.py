@@ -10,7 +10,7 @@ this one policy at a fixed point of a step, and the policy answers by changing t
   finish (`unreadable`);
 - a reply in text when the run ends through a finishing tool gets one reminder to call it (`reminded`);
 - with `check_answers`, an answer in text that states numbers or ids no result or user message wrote is sent
-  back once, asking for a call that finds them (`questioned`; see `agentkit.loop.grounding`);
+  back once, and the next reply must be a call (`questioned`; see `agentkit.loop.grounding`);
 - a reply that only repeats answered calls, or calls that keep failing the same way, is answered from the
   earlier results without running them; a second such reply ends the run when it cannot go on
   (`repeated`; the rules are in `agentkit.loop.repeats`), and an answer in text after repeats that mentions
@@ -111,7 +111,8 @@ class Recovery:
     def questioned(self, state: LoopState, asked: str | None, messages: list[Message]) -> bool:
         """After a reply in text (the last of `messages`): whether it was sent back because it states numbers or
         ids that no tool result, call or user message wrote (`check_answers`; once per run, not on the last step,
-        nor when text was asked for). The next reply is the answer, whatever it states."""
+        nor when text was asked for). The next reply must be a call (`tool_choice="required"`); the answer after
+        it stands, whatever it states."""
         if (not self.check_answers or state.questioned or state.steps >= self.max_steps
                 or tool_choice_kind(asked) == "none"):
             return False
@@ -121,6 +122,7 @@ class Recovery:
         state.questioned = True
         them = "them" if len(values) > 1 else "it"
         messages.append(Message.user(UNGROUNDED_ANSWER.format(values=", ".join(values), them=them)))
+        state.settings = replace(self.settings, tool_choice="required")
         return True
 
     def answer(self, state: LoopState, text: str) -> None:
