@@ -295,7 +295,9 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
         return describe[stem](data)
     if stem.startswith("multiturn"):
         o = data["overall"]
-        return (f"multi-turn chat, {o['turns']} turns ({o['tool_turns']} need a tool), {data.get('model', '')}",
+        checked = ", answers checked (a made-up value sent back once)" if data.get("check_answers") else ""
+        return (f"multi-turn chat, {o['turns']} turns ({o['tool_turns']} need a tool), {data.get('model', '')}"
+                f"{checked}",
                 data.get("data", "test"),
                 f"tool turns with the right tool {_pct(o['tool_turns_right_tool'])}, no-tool turns with no "
                 f"call {_pct(o['no_tool_turns_no_call'])}, right answers {_pct(o['right_answer'])}, "
