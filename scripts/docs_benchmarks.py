@@ -58,7 +58,8 @@ _ERAS = {
         capability-default-d-nowait capability-default-d-wait capability-default-a-wait from-runs-dev-spares
         sql-dev-draft-vote5-tables-default-s32 sql-train-draft-vote5-tables-case-off
         sql-train-draft-vote5-tables-case-on sql-train-draft-vote5-tables-lower-case-off
-        sql-train-draft-vote5-tables-lower-case-on sql-test-final-case-on multiturn-d-default""",
+        sql-train-draft-vote5-tables-lower-case-on sql-test-final-case-on multiturn-d-default
+        multiturn-d-checked-asked from-runs-dev-hard""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
