@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import typer
 from rich.console import Console
@@ -87,10 +87,12 @@ def build_agent(
     approval: ApprovalPolicy | None = None,
     tracing: bool | Any = None,
     check_answers: bool = False,
+    history_view: Literal["messages", "transcript"] = "messages",
 ) -> Agent:
     """The chat's agent: built-in tools by name (read_file joins when `allow_dir` is given and no
     explicit list names it), extra tools, extensions, a planner, an approval policy and tracing;
-    `check_answers` is the agent's option (an answer stating values no result gave is sent back once)."""
+    `check_answers` and `history_view` are the agent's options (an answer stating values no result gave is sent
+    back once; earlier turns shown as turns or as a transcript)."""
     names = parse_tool_names(tools)
     if allow_dir is not None and "read_file" not in names:
         names.append("read_file")
@@ -106,6 +108,7 @@ def build_agent(
         approval=approval,
         tracing=tracing,
         check_answers=check_answers,
+        history_view=history_view,
     )
 
 
@@ -163,7 +166,8 @@ class ChatSession:
     def ask(self, text: str) -> RunResult | None:
         """Run one user turn, streaming it; Ctrl-C interrupts it and leaves the history as it was."""
         printer = TeamPrinter(self.console)  # the runs of agents it calls or hands over to shown too
-        events = self.agent.stream(text, history=list(self.history))
+        history = list(self.history)
+        events = self.agent.stream(text, history=history)
         result: RunResult | None = None
         try:
             while True:
@@ -189,7 +193,7 @@ class ChatSession:
             self.console.print(Text(f"error: {type(exc).__name__}: {exc}", style="red"))
             return None
         if result is not None:
-            self.history = list(result.trajectory.messages[1:])  # all but the system message
+            self.history = self.agent.continued(history, result)
             self.trajectories.append(result.trajectory)
             for hook in self.on_turn:
                 hook(self, result)
