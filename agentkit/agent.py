@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -41,7 +41,6 @@ from agentkit.loop.planners import resolve_planner
 from agentkit.loop.recovery import Recovery
 from agentkit.loop.state import LoopState
 from agentkit.loop.tracer import make_tracer
-from agentkit.loop.transcript import conversation_after, with_transcript
 from agentkit.messages import Message, ToolCall
 from agentkit.models import resolve_model
 from agentkit.models.boundary import checked_response
@@ -122,9 +121,6 @@ class Agent:
             (a lookup never made, a sum done in the head) is sent back once, naming them, and the next reply
             must call a tool; the answer after that call stands (see agentkit.loop.grounding). Only for an agent
             with tools whose runs end with a reply in text. Off by default.
-        history_view: how a run's `history` reaches the model: "messages" (as the chat turns they are) or
-            "transcript" (written out as text above the new user message, so that each request looks like a
-            fresh one; see agentkit.loop.transcript). The trajectory and `continued` keep the turns either way.
     """
 
     def __init__(
@@ -150,14 +146,11 @@ class Agent:
         handoffs: Sequence[Agent | Handoff] = (),
         wait_for_results: bool = False,
         check_answers: bool = False,
-        history_view: Literal["messages", "transcript"] = "messages",
     ) -> None:
         if samples < 1:
             raise ValueError("samples must be at least 1")
         if output_retries < 0:
             raise ValueError("output_retries must be 0 or more")
-        if history_view not in ("messages", "transcript"):
-            raise ValueError(f"history_view must be 'messages' or 'transcript', not {history_view!r}")
         self.model = resolve_model(model)
         self.name = name
         self.tools = as_tools([*tools, *as_handoffs(handoffs)])
@@ -191,7 +184,6 @@ class Agent:
         self._checkpoints = Checkpoints(model)
         self._calls = ReplyCalls(self.tools, self._runner, self._checkpoints, self._output, wait_for_results)
         self.check_answers = check_answers
-        self.history_view = history_view
 
     def output_validator(self, fn: OutputValidator) -> OutputValidator:
         """Decorator: add a check of the typed output (it may raise `ModelRetry`)."""
@@ -231,13 +223,6 @@ class Agent:
             if isinstance(event, RunFinished):
                 return event.result
         raise RuntimeError("agent run ended without a result")  # pragma: no cover
-
-    def continued(self, history: Sequence[Message], result: RunResult) -> list[Message]:
-        """The conversation after `result`, a run of this agent given `history`: the history, the user's message
-        and the run's own messages, without the system message; pass it as `history` to the next turn."""
-        trajectory = result.trajectory
-        return conversation_after(history, trajectory.task, trajectory.messages,
-                                  transcript=self.history_view == "transcript")
 
     def stream(
         self,
@@ -393,11 +378,8 @@ class Agent:
                 yield from run.drain_events()
                 messages = trajectory.messages
                 messages.append(Message.system(self._system_prompt(run)))
-                if self.history_view == "transcript":
-                    messages.append(Message.user(with_transcript(history, trajectory.task)))
-                else:
-                    messages.extend(history)
-                    messages.append(Message.user(trajectory.task))
+                messages.extend(history)
+                messages.append(Message.user(trajectory.task))
                 if run.opening is not None:  # a planner's draft: its calls run before the model is asked
                     messages.append(run.opening)
                     resume = ([], {})

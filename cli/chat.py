@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 from rich.console import Console
@@ -87,12 +87,10 @@ def build_agent(
     approval: ApprovalPolicy | None = None,
     tracing: bool | Any = None,
     check_answers: bool = False,
-    history_view: Literal["messages", "transcript"] = "messages",
 ) -> Agent:
     """The chat's agent: built-in tools by name (read_file joins when `allow_dir` is given and no
     explicit list names it), extra tools, extensions, a planner, an approval policy and tracing;
-    `check_answers` and `history_view` are the agent's options (an answer stating values no result gave is sent
-    back once; earlier turns shown as turns or as a transcript)."""
+    `check_answers` is the agent's option (an answer stating values no result gave is sent back once)."""
     names = parse_tool_names(tools)
     if allow_dir is not None and "read_file" not in names:
         names.append("read_file")
@@ -108,7 +106,6 @@ def build_agent(
         approval=approval,
         tracing=tracing,
         check_answers=check_answers,
-        history_view=history_view,
     )
 
 
@@ -166,8 +163,7 @@ class ChatSession:
     def ask(self, text: str) -> RunResult | None:
         """Run one user turn, streaming it; Ctrl-C interrupts it and leaves the history as it was."""
         printer = TeamPrinter(self.console)  # the runs of agents it calls or hands over to shown too
-        history = list(self.history)
-        events = self.agent.stream(text, history=history)
+        events = self.agent.stream(text, history=list(self.history))
         result: RunResult | None = None
         try:
             while True:
@@ -193,7 +189,7 @@ class ChatSession:
             self.console.print(Text(f"error: {type(exc).__name__}: {exc}", style="red"))
             return None
         if result is not None:
-            self.history = self.agent.continued(history, result)
+            self.history = list(result.trajectory.messages[1:])  # all but the system message
             self.trajectories.append(result.trajectory)
             for hook in self.on_turn:
                 hook(self, result)

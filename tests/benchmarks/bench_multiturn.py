@@ -46,7 +46,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from rich.console import Console
 
@@ -132,20 +132,17 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def run_session(model: Model, session: dict[str, Any], *, model_spec: str = "", max_steps: int = DEFAULT_MAX_STEPS,
                 settings: GenerationSettings | None = None, tools: Sequence[Tool] = LOOKUP_TOOLS,
-                console: Console | None = None, echo: bool = True, check_answers: bool = False,
-                history_view: Literal["messages", "transcript"] = "messages") -> dict[str, Any]:
+                console: Console | None = None, echo: bool = True, check_answers: bool = False) -> dict[str, Any]:
     """Play one session's user turns, in order, through one `ChatSession` with `model`, the built-in calculator
     and the lookup `tools` (a set's `SessionSet.tools`; set C's by default); the rows of its turns (what was
     called and answered, the scores) and its figures (`summarize`). A turn whose run fails (the chat shows the
     error and keeps the conversation as it was) scores as wrong, with `error` set. `check_answers` is the agent's
-    option of that name (`agentkit.loop.grounding`), `history_view` how earlier turns reach the model
-    (`agentkit.loop.transcript`)."""
+    option of that name (`agentkit.loop.grounding`)."""
     settings = settings or GenerationSettings(temperature=0)
 
     def factory(m: Model) -> Any:
         return build_agent(m, tools="calculator", extra_tools=tools, max_steps=max_steps, settings=settings,
-                           approval=policy_from_spec(DEFAULT_ASK), check_answers=check_answers,
-                           history_view=history_view)
+                           approval=policy_from_spec(DEFAULT_ASK), check_answers=check_answers)
 
     reset = getattr(model, "reset_cache", None)
     if callable(reset):
@@ -194,9 +191,6 @@ def main() -> None:
     parser.add_argument("--check-answers", action="store_true",
                         help="an answer stating numbers or ids no result gave is sent back once "
                              "(Agent(check_answers=True), agentkit.loop.grounding)")
-    parser.add_argument("--history", choices=("messages", "transcript"), default="messages",
-                        help="earlier turns shown to the model as chat turns or as a transcript above the new "
-                             "message (Agent(history_view=...), agentkit.loop.transcript)")
     parser.add_argument("--out", type=Path, default=None, help="the results' JSON")
     args = parser.parse_args()
 
@@ -211,12 +205,10 @@ def main() -> None:
     settings = GenerationSettings(temperature=0, max_tokens=args.max_tokens)
     console = Console(highlight=False, soft_wrap=True) if args.show else None
     results = [run_session(model, s, model_spec=args.model, max_steps=args.max_steps, settings=settings,
-                           tools=chosen.tools, console=console, check_answers=args.check_answers,
-                           history_view=args.history) for s in sessions]
+                           tools=chosen.tools, console=console, check_answers=args.check_answers) for s in sessions]
     rows = [r for s in results for r in s["turns"]]
     report = {"model": args.model, "model_class": type(model).__name__, "max_steps": args.max_steps,
               "check_answers": args.check_answers,
-              "history": args.history,
               "max_tokens": args.max_tokens, "temperature": 0, "set": args.set, "data": chosen.data,
               "sessions_file": str(chosen.sessions),
               "overall": summarize(rows),
