@@ -317,6 +317,11 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                 data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
                                          f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"
                                          for r in data["runs"]))
+    if stem.startswith("from-runs-") and data.get("before_only"):
+        c = data["config"]
+        return (f"each database's next-day questions without memory (`bench_from_runs.py --before-only`; draft, "
+                f"{c['votes']} votes, {_model(stem, data['model'])}), hardest first", data["data_kind"],
+                "; ".join(f"{d['db_id']} {d['before']['correct']}/{d['before']['tasks']}" for d in data["databases"]))
     if stem.startswith("from-runs-") and "overall" in data and "databases" in data:
         o, c = data["overall"], data["config"]
         per_db = ", ".join(f"{d['db_id']} {len(d['afternoon']['tasks'])} + {d['before']['tasks']}"

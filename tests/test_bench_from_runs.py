@@ -23,7 +23,7 @@ from agentkit.testing import FunctionModel
 from agentkit.trajectory import read_jsonl
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
-from bench_from_runs import Options, markdown, plan_split, run_benchmark, spare_tasks, split_database
+from bench_from_runs import Options, markdown, plan_split, run_before, run_benchmark, spare_tasks, split_database
 
 ORDER = (4, 21, 3, 29, 28)  # the afternoon: 4, 21, 3; the next day: 29, 28
 WRONG_21 = "SELECT MIN(Seats) FROM Shop"  # asked for the highest number of seats
@@ -167,6 +167,31 @@ def test_spare_runs_are_rated_and_reported(tmp_path: Path) -> None:
     assert list(d["before"]["outcomes"]) == [records[2]["id"], records[3]["id"]] and not d["short"]
     assert d["spares"]["used"] == 2 and report["overall"]["spares_used"] == 2
     json.dumps(report)
+
+
+def test_before_only_scores_each_databases_held_out_questions_without_memory_hardest_first(tmp_path: Path) -> None:
+    _, records = build_train_db(tmp_path / "sqlgen")
+    by_number = {int(r["id"].rsplit("-", 1)[1]): r for r in records}
+    tasks = tmp_path / "sqlgen" / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(by_number[n]) + "\n" for n in ORDER))
+    env = SQLEnvironment(tasks=tasks, schema="tables", name="sql-train")
+    gold = {r["question"]: r["sql"] for r in records}
+    asked: list[str] = []
+
+    def reply(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
+        question = question_of(next(m.content for m in messages if m.role == "user"))
+        asked.append(question)
+        return f"```sql\n{WRONG_29 if question == by_number[29]['question'] else gold[question]}\n```"
+
+    plans = plan_split(env, ["bakery_orders"], 3, 2)
+    (row,) = run_before(env, plans, FunctionModel(reply), tmp_path / "work", options=Options(votes=1), split="train")
+    assert row["db_id"] == "bakery_orders"
+    assert row["before"]["outcomes"] == {"bakery_orders-029": False, "bakery_orders-028": True}
+    assert row["before"]["correct"] == 1 and row["before"]["accuracy"] == 0.5
+    assert set(asked) == {by_number[29]["question"], by_number[28]["question"]}  # no afternoon question was run
+    logged = read_jsonl([tmp_path / "work" / "bakery_orders" / "before.jsonl"])
+    assert {t.task_id for t in logged} == {"bakery_orders-029", "bakery_orders-028"}
+    assert all(t.records.get(EXPERIENCE) is None for t in logged)
 
 
 def test_the_map_then_act_configuration_maps_each_question_then_acts(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ day's held-out questions on that database without and with what was learned.
     python tests/benchmarks/bench_from_runs.py --split dev --db-ids home_care --afternoon 20 --heldout 10
     python tests/benchmarks/bench_from_runs.py --split dev --dbs 1 --afternoon 3 --heldout 2 --out /tmp/smoke.json
     python tests/benchmarks/bench_from_runs.py --split dev --no-spare            # the task file's 30 questions only
+    python tests/benchmarks/bench_from_runs.py --split dev --dbs 11 --before-only # how hard each database's next day is
 
 Per database of the generated SQL task set's split (`--dbs` first ones in the split's order, or `--db-ids`).
 The task file holds 30 questions per database; by default (`--spare`) the next day's questions are the last
@@ -40,6 +41,11 @@ records, attributed as `agentkit learn` attributes its flips), the afternoon's g
 minutes per phase. Writes `--out` (default tests/benchmarks/results/from-runs-SPLIT[-LABEL].json, with the
 split's kind as "data_kind") and prints a Markdown table; the logs, learned folders and held-out
 trajectories go to DATA/from-runs/SPLIT[-LABEL]/DB/.
+
+`--before-only` runs the next day's questions without memory and nothing else, to find the databases whose
+held-out questions the agent finds hard before choosing where to measure learning: per database the same
+"before" the full benchmark makes (the same plan and configuration, greedy), hardest first; written to
+results/from-runs-SPLIT[-LABEL]-before.json.
 """
 
 from __future__ import annotations
@@ -323,6 +329,21 @@ def run_database(env: Any, db_id: str, afternoon: Sequence[Any], heldout: Sequen
     }
 
 
+def run_before(env: Any, plans: Mapping[str, Plan], model: Any, work: Path, *, options: Options, split: str,
+               tick: Callable[[str], Callable[[Any], None]] | None = None) -> list[dict[str, Any]]:
+    """Each planned database's held-out questions without memory (the full benchmark's "before", trajectories
+    under `work/DB/before.jsonl`), hardest first: its `db_id` and score."""
+    rows = []
+    for db, p in plans.items():
+        (work / db).mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        before = evaluation(env, p.heldout, model, "before", work / db / "before.jsonl", options,
+                            tick=tick and tick(f"{db} before"))
+        rows.append({"db_id": db, "before": _score(before, p.heldout, _minutes(t0), _span(
+            split, db, p.heldout, "held-out questions, without memory"))})
+    return sorted(rows, key=lambda r: (r["before"]["accuracy"], r["db_id"]))
+
+
 def pooled(databases: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Held-out counts over every database, with Wilson intervals, the change in points, flips and minutes."""
     n = sum(d["before"]["tasks"] for d in databases)
@@ -451,6 +472,8 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
     parser.add_argument("--label", default="", help="suffix of the results file and work folder names")
+    parser.add_argument("--before-only", action="store_true",
+                        help="only the held-out questions without memory, per database, hardest first")
     parser.add_argument("--out", type=Path, default=None, help="results file (default results/from-runs-SPLIT.json)")
     args = parser.parse_args()
     if args.afternoon < 1 or args.heldout < 1:
@@ -500,6 +523,33 @@ def main() -> int:
     started = time.strftime("%Y-%m-%d %H:%M")
     t0 = time.perf_counter()
     model = resolve_model(args.model, parallel=args.concurrency)
+    if args.before_only:
+        try:
+            rows = run_before(env, plan, model, args.data / "from-runs" / f"{args.split}{suffix}-before",
+                              options=options, split=args.split, tick=tick)
+        finally:
+            close = getattr(model, "close", None)
+            if callable(close):
+                close()
+            env.close()
+        report_before = {
+            "benchmark": "from-runs", "before_only": True, "split": args.split, "data_kind": args.split,
+            "model": args.model, "config": {"planner": CONFIG, "votes": args.votes, "schema": args.schema,
+                                            "max_steps": args.max_steps, "temperature": 0.0,
+                                            "concurrency": args.concurrency},
+            "heldout_per_db": args.heldout, "spare": args.spare,
+            "data": f"{args.split} split: each database's " + ("last task-file questions" if args.spare else
+                                                             "questions after its first --afternoon")
+                    + ", without memory (the full benchmark's 'before')",
+            "machine_cores": os.cpu_count(), "started": started, "wall_minutes": _minutes(t0), "databases": rows,
+        }
+        out = args.out or RESULTS / f"from-runs-{args.split}{suffix}-before.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report_before, indent=1) + "\n")
+        for r in rows:
+            print(f"{r['db_id']}: {_pct(r['before'])}, {r['before']['minutes']:.1f} min")
+        print(f"written {out}")
+        return 0
     try:
         result = run_benchmark(env, chosen, model, args.model, args.data / "from-runs" / f"{args.split}{suffix}",
                                afternoon=args.afternoon, heldout=args.heldout, options=options, split=args.split,
