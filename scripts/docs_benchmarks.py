@@ -60,7 +60,7 @@ _ERAS = {
         sql-train-draft-vote5-tables-case-on sql-train-draft-vote5-tables-lower-case-off
         sql-train-draft-vote5-tables-lower-case-on sql-test-final-case-on multiturn-d-default
         multiturn-d-checked-asked from-runs-dev-hard capability-default-d-map capability-default-a-map
-        capability-default-b-map sql-dev-map-then-act-1""",
+        capability-default-b-map sql-dev-map-then-act-1 from-runs-dev-rest-before from-runs-dev-hardest""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
