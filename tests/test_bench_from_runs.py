@@ -30,13 +30,19 @@ WRONG_21 = "SELECT MIN(Seats) FROM Shop"  # asked for the highest number of seat
 WRONG_29 = "SELECT COUNT(*) FROM Shop"  # asked to count the order lines
 
 
-def test_an_afternoon_rated_against_gold_is_learned_and_shown_the_next_day(tmp_path: Path) -> None:
+def bakery(tmp_path: Path) -> tuple[SQLEnvironment, dict[int, dict[str, Any]], dict[str, str]]:
+    """The generated bakery_orders database's tasks of ORDER as an environment, its records by number, and each
+    question's gold SQL."""
     _, records = build_train_db(tmp_path / "sqlgen")
     by_number = {int(r["id"].rsplit("-", 1)[1]): r for r in records}
     tasks = tmp_path / "sqlgen" / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(by_number[n]) + "\n" for n in ORDER))
     env = SQLEnvironment(tasks=tasks, schema="tables", name="sql-train")
-    gold = {r["question"]: r["sql"] for r in records}
+    return env, by_number, {r["question"]: r["sql"] for r in records}
+
+
+def test_an_afternoon_rated_against_gold_is_learned_and_shown_the_next_day(tmp_path: Path) -> None:
+    env, by_number, gold = bakery(tmp_path)
     shown_examples: list[str] = []
 
     def reply(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
@@ -170,12 +176,7 @@ def test_spare_runs_are_rated_and_reported(tmp_path: Path) -> None:
 
 
 def test_before_only_scores_each_databases_held_out_questions_without_memory_hardest_first(tmp_path: Path) -> None:
-    _, records = build_train_db(tmp_path / "sqlgen")
-    by_number = {int(r["id"].rsplit("-", 1)[1]): r for r in records}
-    tasks = tmp_path / "sqlgen" / "tasks.jsonl"
-    tasks.write_text("".join(json.dumps(by_number[n]) + "\n" for n in ORDER))
-    env = SQLEnvironment(tasks=tasks, schema="tables", name="sql-train")
-    gold = {r["question"]: r["sql"] for r in records}
+    env, by_number, gold = bakery(tmp_path)
     asked: list[str] = []
 
     def reply(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
