@@ -23,7 +23,7 @@ from agentkit.testing import FunctionModel
 from agentkit.trajectory import read_jsonl
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
-from bench_from_runs import Options, markdown, plan_split, run_before, run_benchmark, spare_tasks, split_database
+from bench_from_runs import Options, Plan, markdown, plan_split, run_before, run_benchmark, spare_tasks, split_database
 
 ORDER = (4, 21, 3, 29, 28)  # the afternoon: 4, 21, 3; the next day: 29, 28
 WRONG_21 = "SELECT MIN(Seats) FROM Shop"  # asked for the highest number of seats
@@ -185,8 +185,12 @@ def test_before_only_scores_each_databases_held_out_questions_without_memory_har
         return f"```sql\n{WRONG_29 if question == by_number[29]['question'] else gold[question]}\n```"
 
     plans = plan_split(env, ["bakery_orders"], 3, 2)
-    (row,) = run_before(env, plans, FunctionModel(reply), tmp_path / "work", options=Options(votes=1), split="train")
-    assert row["db_id"] == "bakery_orders"
+    held = plans["bakery_orders"].heldout
+    easier = {"bakery_easier": Plan(held[:0], held[1:], len(held))}  # only the question answered right
+    row, easy = run_before(env, {**easier, **plans}, FunctionModel(reply), tmp_path / "work",
+                           options=Options(votes=1), split="train")
+    assert (row["db_id"], easy["db_id"]) == ("bakery_orders", "bakery_easier")  # hardest first
+    assert easy["before"]["outcomes"] == {"bakery_orders-028": True}
     assert row["before"]["outcomes"] == {"bakery_orders-029": False, "bakery_orders-028": True}
     assert row["before"]["correct"] == 1 and row["before"]["accuracy"] == 0.5
     assert set(asked) == {by_number[29]["question"], by_number[28]["question"]}  # no afternoon question was run

@@ -523,46 +523,39 @@ def main() -> int:
     started = time.strftime("%Y-%m-%d %H:%M")
     t0 = time.perf_counter()
     model = resolve_model(args.model, parallel=args.concurrency)
-    if args.before_only:
-        try:
-            rows = run_before(env, plan, model, args.data / "from-runs" / f"{args.split}{suffix}-before",
-                              options=options, split=args.split, tick=tick)
-        finally:
-            close = getattr(model, "close", None)
-            if callable(close):
-                close()
-            env.close()
-        report_before = {
-            "benchmark": "from-runs", "before_only": True, "split": args.split, "data_kind": args.split,
-            "model": args.model, "config": {"planner": CONFIG, "votes": args.votes, "schema": args.schema,
-                                            "max_steps": args.max_steps, "temperature": 0.0,
-                                            "concurrency": args.concurrency},
-            "heldout_per_db": args.heldout, "spare": args.spare,
-            "data": f"{args.split} split: each database's " + ("last task-file questions" if args.spare else
-                                                             "questions after its first --afternoon")
-                    + ", without memory (the full benchmark's 'before')",
-            "machine_cores": os.cpu_count(), "started": started, "wall_minutes": _minutes(t0), "databases": rows,
-        }
-        out = args.out or RESULTS / f"from-runs-{args.split}{suffix}-before.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report_before, indent=1) + "\n")
-        for r in rows:
-            print(f"{r['db_id']}: {_pct(r['before'])}, {r['before']['minutes']:.1f} min")
-        print(f"written {out}")
-        return 0
+    work = args.data / "from-runs" / f"{args.split}{suffix}"
     try:
-        result = run_benchmark(env, chosen, model, args.model, args.data / "from-runs" / f"{args.split}{suffix}",
-                               afternoon=args.afternoon, heldout=args.heldout, options=options, split=args.split,
-                               tick=tick, plan=plan)
+        if args.before_only:
+            rows = run_before(env, plan, model, work.with_name(work.name + "-before"), options=options,
+                              split=args.split, tick=tick)
+        else:
+            result = run_benchmark(env, chosen, model, args.model, work, afternoon=args.afternoon,
+                                   heldout=args.heldout, options=options, split=args.split, tick=tick, plan=plan)
     finally:
         close = getattr(model, "close", None)
         if callable(close):
             close()
         env.close()
+    config = {"planner": CONFIG, "votes": args.votes, "schema": args.schema, "max_steps": args.max_steps,
+              "temperature": 0.0, "concurrency": args.concurrency}
+    if args.before_only:
+        out = args.out or RESULTS / f"from-runs-{args.split}{suffix}-before.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({
+            "benchmark": "from-runs", "before_only": True, "split": args.split, "data_kind": args.split,
+            "model": args.model, "config": config, "heldout_per_db": args.heldout, "spare": args.spare,
+            "data": f"{args.split} split: each database's "
+                    + ("last task-file questions" if args.spare else "questions after its first --afternoon")
+                    + ", without memory (the full benchmark's 'before')",
+            "machine_cores": os.cpu_count(), "started": started, "wall_minutes": _minutes(t0), "databases": rows,
+        }, indent=1) + "\n")
+        for r in rows:
+            print(f"{r['db_id']}: {_pct(r['before'])}, {r['before']['minutes']:.1f} min")
+        print(f"written {out}")
+        return 0
     report: dict[str, Any] = {
         "benchmark": "from-runs", "split": args.split, "data_kind": args.split, "model": args.model,
-        "config": {"planner": CONFIG, "votes": args.votes, "schema": args.schema, "max_steps": args.max_steps,
-                   "temperature": 0.0, "concurrency": args.concurrency},
+        "config": config,
         "afternoon_per_db": args.afternoon, "heldout_per_db": args.heldout, "spare": args.spare,
         "max_similarity": args.max_similarity if args.spare else None,
         "data": {
