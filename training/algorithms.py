@@ -29,7 +29,7 @@ from agentkit.training.advantages import group_id, skill1_rewards
 from agentkit.training.config import TrainConfig
 from agentkit.training.losses import ppo_clip_loss, sdar_loss
 from agentkit.training.registry import TeacherPass, advantage_estimator, declared_name, declared_teacher
-from agentkit.trajectory import Trajectory
+from agentkit.trajectory import GIVEN, Trajectory
 
 MaskFn = Callable[[int, Sequence[int], Sequence[str]], list[float]]
 """(trajectory index, the turn index of each generated token, their phase labels) → the token mask."""
@@ -196,11 +196,12 @@ def _propose_turn(t: Trajectory, phase: str) -> int | None:
 @advantage_estimator("sft", fields=("sft_min_reward",))
 def sft(trajectories: Sequence[Trajectory], config: TrainConfig) -> dict[str, TrackCredit]:
     """SFT: advantage 1 on every generated token of a trajectory with reward ≥ sft_min_reward, no baseline
-    (with π_old = the current policy, the token-mean negative log-likelihood); the rest are left out."""
+    (with π_old = the current policy, the token-mean negative log-likelihood); the rest are left out, and so
+    are the tokens of turns labelled `GIVEN` (history, not replies to learn)."""
     kept = [1.0 if t.reward is not None and t.reward >= config.sft_min_reward else math.nan for t in trajectories]
 
     def imitated(index: int, turns: Sequence[int], phases: Sequence[str]) -> list[float]:
-        return [0.0 if math.isnan(kept[index]) else 1.0] * len(turns)
+        return [0.0 if math.isnan(kept[index]) or phase == GIVEN else 1.0 for phase in phases]
 
     return {"main": TrackCredit(1.0, kept, imitated, baseline=False)}
 

@@ -25,7 +25,7 @@ from agentkit.models.chat_format import END_OF_TURN, to_message
 from agentkit.models.protocol import GenerationSettings, ModelResponse, StreamItem, TokenRecord, ToolSpecs
 from agentkit.tools import Tool
 from agentkit.tools.text_calls import call_json
-from agentkit.trajectory import Trajectory
+from agentkit.trajectory import GIVEN, Trajectory
 
 
 class Renderer(Protocol):
@@ -144,14 +144,18 @@ def _canonical(arguments: Mapping[str, Any]) -> str:
 
 def demonstration_trajectory(model: Renderer, tools: Sequence[dict[str, Any]], messages: Sequence[Message], *,
                              task_id: str, instructions: str | None = None,
-                             calls: CallFormat = "template", final: Collection[str] = ()) -> Trajectory:
+                             calls: CallFormat = "template", final: Collection[str] = (),
+                             given: Collection[int] = ()) -> Trajectory:
     """The conversation `messages` (a user message, then assistant and tool turns; a chat has several user
     messages, each followed by its turns) replayed by the agent loop with `model`'s rendering, the tools
     named in `final` finishing the run; reward 1. A chat's user turns run one after another, each with the
     conversation so far as history (as `agentkit chat` runs them), and their model turns make one trajectory.
-    Raises ValueError when the agent's run departs from it."""
+    The assistant replies at the indices `given` are labelled with the phase `GIVEN`: history that `algo="sft"`
+    does not learn. Raises ValueError when the agent's run departs from it."""
     if not messages or messages[0].role != "user":
         raise ValueError("a demonstration starts with the user's message")
+    if any(not 0 <= i < len(messages) or messages[i].role != "assistant" for i in given):
+        raise ValueError("`given` names the indices of assistant messages")
     starts = [i for i, m in enumerate(messages) if m.role == "user"]
     tools_ = written_tools(tools, messages, final)
     history: list[Message] = []
@@ -167,6 +171,10 @@ def demonstration_trajectory(model: Renderer, tools: Sequence[dict[str, Any]], m
         history = list(run.messages[1:])
         runs.append(run)
     trajectory = runs[0] if len(runs) == 1 else _joined(runs)
+    said = [i for i, m in enumerate(messages) if m.role == "assistant"]  # the k-th is the k-th model turn
+    for k, i in enumerate(said):
+        if i in given:
+            trajectory.turns[k].phase = GIVEN
     trajectory.task_id = task_id
     trajectory.reward = 1.0
     return trajectory
@@ -198,5 +206,5 @@ def demonstration_trajectories(model: Renderer, conversations: Sequence[Any], *,
     """Trajectories for conversations with `.tools` and `.messages`, and maybe `.final` (the names of the
     tools that finish the run), e.g. `synthetic_conversations`."""
     return [demonstration_trajectory(model, c.tools, c.messages, task_id=f"demo-{i}", instructions=instructions,
-                                     calls=calls, final=getattr(c, "final", ()))
+                                     calls=calls, final=getattr(c, "final", ()), given=getattr(c, "given", ()))
             for i, c in enumerate(conversations)]

@@ -4,7 +4,8 @@ Kinds: `single` (one call), `use_result` (one call, the answer decides on its re
 one after the other: a chain, or two things asked at once), `no_tool` (no call), and, in the `chains` mix,
 `chain3` (three or four dependent calls), `parallel` (two calls side by side in one reply), `compute` (lookups,
 then an arithmetic tool on their values), `multi_turn` (a chat of 4 to 8 turns; see
-`agentkit.training.synthetic.multiturn`) and `crowded` (a no-call request offered 5 to 9 tools).
+`agentkit.training.synthetic.multiturn`), `crowded` (a no-call request offered 5 to 9 tools) and `slipped` (a
+chat in which earlier lookups were answered without a call; those answers are history, not taught).
 """
 
 from __future__ import annotations
@@ -43,9 +44,14 @@ computing with results, chats of several turns, and the one-call kinds beside th
 SERIAL_WEIGHTS: Mapping[str, float] = {"single": 20, "use_result": 8, "sequence": 14, "chain3": 10, "compute": 16,
                                        "multi_turn": 10, "no_tool": 10, "crowded": 12}
 """The `chains` mix without calls side by side, and with a share of no-call requests offered many tools."""
-MIXES: Mapping[str, Mapping[str, float]] = {"default": KIND_WEIGHTS, "chains": CHAINS_WEIGHTS, "serial": SERIAL_WEIGHTS}
+RECOVER_WEIGHTS: Mapping[str, float] = {"single": 18, "use_result": 8, "sequence": 12, "chain3": 10, "compute": 16,
+                                        "multi_turn": 8, "slipped": 8, "no_tool": 8, "crowded": 12}
+"""The `serial` mix with chats in which earlier lookups were answered without a call (`slipped`), taken from
+the one-call kinds, the chats and the no-tool requests."""
+MIXES: Mapping[str, Mapping[str, float]] = {"default": KIND_WEIGHTS, "chains": CHAINS_WEIGHTS, "serial": SERIAL_WEIGHTS,
+                                            "recover": RECOVER_WEIGHTS}
 """The named mixes (`scripts/train_tool_lora.py --mix NAME`)."""
-KINDS: tuple[str, ...] = (*CHAINS_WEIGHTS, "crowded")
+KINDS: tuple[str, ...] = (*CHAINS_WEIGHTS, "crowded", "slipped")
 """Every kind of conversation."""
 ARITHMETIC_DISTRACTOR = 0.3
 """In a mix with `compute` or `multi_turn` conversations, the share of the other conversations offered an
@@ -77,8 +83,8 @@ def _compute(build: Builder) -> Turn:
 
 def _drawn(build: Builder, kind: str, arithmetic: float) -> ToolConversation:
     """A conversation of one of the kinds beyond the default mix."""
-    if kind == "multi_turn":
-        return session(build)
+    if kind in ("multi_turn", "slipped"):
+        return session(build, slipped=kind == "slipped")
     for _ in range(20):
         build.start()
         try:
@@ -105,7 +111,7 @@ def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, floa
     if set(mix) - set(KINDS) or not any(mix.values()):
         raise ValueError(f"weights name kinds of {sorted(KINDS)}, at least one above 0")
     kinds, shares = list(mix), list(mix.values())
-    arithmetic = ARITHMETIC_DISTRACTOR if mix.get("compute") or mix.get("multi_turn") else 0.0
+    arithmetic = ARITHMETIC_DISTRACTOR if mix.get("compute") or mix.get("multi_turn") or mix.get("slipped") else 0.0
     rng = random.Random(seed)
     build = Builder(rng, fresh_names)
     out: list[ToolConversation] = []
@@ -127,8 +133,8 @@ def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, floa
             build.start()
             tools = list(conv.tools)
             tools.insert(rng.randrange(len(tools) + 1), with_arithmetic(build))
-            conv = ToolConversation(conv.kind, tools, conv.messages)
-        if finish and rng.random() < finish and kind != "multi_turn":  # no draw without: the same as before
+            conv = ToolConversation(conv.kind, tools, conv.messages, conv.final, conv.given)
+        if finish and rng.random() < finish and kind not in ("multi_turn", "slipped"):  # no draw without: as before
             conv = finishing(build, conv)
         assert not [t for t in conv.tools if held_out(t["function"]["name"])], conv.tools
         out.append(conv)

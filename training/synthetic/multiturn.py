@@ -8,6 +8,11 @@ are small talk, knowledge, work on text, or a question an earlier result already
 get an answer and no call. Every session has at least two tool turns and one without, and a tool turn after
 a turn without one; often two or three turns without a tool come right before a tool turn, and the last
 tool turn computes.
+
+A `slipped` session (`session(b, slipped=True)`) is the same chat in which one or two earlier requests that
+needed a lookup were answered without a call, with values no result gave: the state a model's own made-up
+answer leaves a chat in. Those answers are shown as history and not taught (`ToolConversation.given`); the
+later tool turns call as in any session, and no later turn follows up on a made-up value.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from agentkit.training.synthetic.multistep import (
 )
 from agentkit.training.synthetic.no_tool import CLOSINGS, CREATIVE, GREETINGS, KNOWLEDGE, SMALL_TALK
 from agentkit.training.synthetic.surface import dress, fields, may_lower, text_of
-from agentkit.training.synthetic.turns import Builder, Lookup, ToolConversation, Turn, draw_args
+from agentkit.training.synthetic.turns import Builder, Lookup, ToolConversation, Turn, draw_args, outputs
 
 RECALL_ASKS = ("Sorry, what was the {label} again?", "Remind me, what was the {label}?",
                "And the {label} was...?", "What did you say the {label} was?", "wait, which {label} was it?")
@@ -174,29 +179,55 @@ def _call_key(lk: Lookup) -> str:
     return lk.name + json.dumps(lk.args, sort_keys=True, default=str)
 
 
-def session(b: Builder) -> ToolConversation:
-    """A chat of 4 to 8 user turns (see the module): kind "multi_turn"."""
+def slip_slots(rng: random.Random, slots: Sequence[bool]) -> set[int]:
+    """Which tool turns of a planned session are answered without a call: one, or (three times in ten, when
+    there are two to choose) two of the tool turns before the last."""
+    last_tool = max(i for i, s in enumerate(slots) if s)
+    candidates = [i for i, s in enumerate(slots) if s and i < last_tool]
+    k = 2 if len(candidates) >= 2 and rng.random() < 0.3 else 1
+    return set(rng.sample(candidates, k))
+
+
+def slipped_turn(b: Builder) -> tuple[Turn, Lookup]:
+    """A lookup request answered without its call: the family's answer with values drawn afresh (no result
+    gave them), and the lookup it should have made."""
+    rng = b.rng
+    fam = rng.choice([f for f in FAMILIES if f.domain != "arithmetic"])
+    turn = single_turn(b, fam)
+    lk = turn.lookups[0]
+    made_up = {k: text_of(v) for k, v in {**lk.args, **outputs(fam, lk.args, rng)}.items()}
+    return Turn(turn.request, [Message.assistant(rng.choice(fam.answers).format(**made_up))]), lk
+
+
+def session(b: Builder, slipped: bool = False) -> ToolConversation:
+    """A chat of 4 to 8 user turns (see the module): kind "multi_turn", or with `slipped` one or two tool turns
+    answered without a call and marked `given`: kind "slipped"."""
     b.start()
     rng = b.rng
     b.calc = rng.choice(FORMULA_FAMILIES)  # offered in every session, as a chat's calculator is
     slots = plan(rng, rng.randint(4, 8))
     last_tool = max(i for i, s in enumerate(slots) if s)
+    slips = slip_slots(rng, slots) if slipped else set()
     turns: list[Turn] = []
     earlier: list[Lookup] = []
+    skipped: list[Lookup] = []  # lookups a slipped turn should have made: offered, never followed up
     called: set[str] = set()
     avoid: set[str] = set()
     asked: set[str] = set()
     computed = False
     for i, needs_tool in enumerate(slots):
         for _ in range(10):
+            missed: Lookup | None = None
             try:
-                if needs_tool:
+                if i in slips:
+                    turn, missed = slipped_turn(b)
+                elif needs_tool:
                     turn = _tool_turn(b, earlier, computes=i == last_tool and not computed)
                 else:
                     turn = _chat_turn(b, i, i == len(slots) - 1, earlier, avoid, asked)
             except Redraw:
                 continue
-            keys = [_call_key(lk) for lk in turn.lookups]
+            keys = [_call_key(lk) for lk in ([missed] if missed else turn.lookups)]
             fresh = turn.request not in {t.request for t in turns}
             if fresh and not set(keys) & called and len(set(keys)) == len(keys):  # no request or call repeats
                 break
@@ -204,10 +235,11 @@ def session(b: Builder) -> ToolConversation:
             raise RuntimeError("no turn without a repeat in 10 draws")  # pragma: no cover
         called.update(keys)
         earlier += turn.lookups
+        skipped += [missed] if missed else []
         computed = computed or any(lk.fam.domain == "arithmetic" for lk in turn.lookups)
         turns.append(turn)
     needed: dict[str, tuple[Family, str]] = {b.calc.key: (b.calc, b.name_once(b.calc))}
-    for lk in earlier:
+    for lk in [*earlier, *skipped]:
         needed.setdefault(lk.fam.key, (lk.fam, lk.name))
     used_domains = {f.domain for f, _ in needed.values()}
     for turn in turns:  # a knowledge question whose answer an offered tool might look up: small talk instead
@@ -218,6 +250,9 @@ def session(b: Builder) -> ToolConversation:
     pairs = list(needed.values())
     tools = b.offer(pairs, max(5, len(pairs)), max(9, len(pairs) + 1), avoid - used_domains)
     messages: list[Message] = []
-    for turn in turns:
-        messages += [Message.user(turn.request), *turn.replies]
-    return ToolConversation("multi_turn", tools, messages)
+    given: list[int] = []
+    for i, turn in enumerate(turns):
+        messages.append(Message.user(turn.request))
+        given += [len(messages)] if i in slips else []
+        messages += turn.replies
+    return ToolConversation("slipped" if slipped else "multi_turn", tools, messages, given=tuple(given))

@@ -22,12 +22,14 @@ class ToolConversation:
     """One training conversation: the tools offered and the messages: a user request, then the assistant's
     calls with their results, then its answer (in text, or as the call of a finishing tool, named in
     `final`, with its result). A `multi_turn` conversation has several user requests, each followed by the
-    assistant's calls and answer."""
+    assistant's calls and answer. `given` holds the indices in `messages` of assistant replies that are
+    history to learn from, not replies to learn (a made-up answer in a `slipped` chat)."""
 
-    kind: str  # a key of KIND_WEIGHTS or MIXES["chains"]
+    kind: str  # a key of KINDS
     tools: list[dict[str, Any]]
     messages: list[Message]
     final: tuple[str, ...] = ()  # the offered tools that finish the run (`@tool(final=True)`)
+    given: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
