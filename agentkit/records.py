@@ -184,14 +184,15 @@ class ToolsOffered(_Record):
 
 
 class ShownExample(_Record):
-    """A worked example the experience put into the run's context: its id, the question it answered, and how it
+    """A worked example the experience put into the run's context: its id, the question it answered, how it
     was chosen (cosine of the questions; similarity of its SQL skeleton to the pre-predicted query's, None
-    when there was no pre-prediction)."""
+    when there was no pre-prediction), and whether it came from another database."""
 
     id: str
     question: str = ""
     question_similarity: float = 0.0
     skeleton_similarity: float | None = None
+    other_database: bool = False
 
 
 class ExperienceRecord(_Record):

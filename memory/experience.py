@@ -18,7 +18,11 @@ admitted; a later verified answer to the same question on the same database repl
 
 **Which database.** A database is known by its table names (`database_key`: a digest of what the agent's
 `list_tables` tool shows), so a copy of a database, or the same database with more rows, is the same one;
-examples are only ever shown for the database they came from.
+examples are shown for the database they came from. With `across=True`, a database with fewer than `k` examples
+of its own is also shown examples from other databases, chosen by SQL skeleton (DAIL-SQL's cross-domain
+selection): the shape of a query (a join then a count, a NOT EXISTS, a GROUP BY with HAVING) carries to a
+database whose tables differ; they are shown under their own heading, as forms to follow with this database's
+tables.
 
 **What is shown.** Before a run whose tools query a database with examples, the `k` (3) examples nearest the
 question go into the system prompt, as question, SQL and result shape (DAIL-SQL's question–SQL pairs). They
@@ -72,6 +76,9 @@ PRE_PREDICT_PHASE = "pre_predict"
 TITLE = "Worked examples"
 INTRO = ("Questions about this database that were answered correctly before, with the SQL that answered them. "
          "Use what fits this question (its tables, joins and filters); write the query this question needs.")
+ACROSS_INTRO = ("Questions about other databases that were answered correctly, with the SQL that answered them. "
+                "Their tables and columns are not this database's: follow only the form of a query that fits "
+                "(its joins, grouping, subqueries), written with this database's tables and columns.")
 LIST_TOOL, QUERY_TOOL, FINISH_TOOL = "list_tables", "run_query", "confirm_answer"
 RESULT_MARK = "\n\nResult:\n"
 
@@ -115,11 +122,12 @@ class WorkedExample(BaseModel):
 @dataclass(frozen=True)
 class Choice:
     """An example chosen for a question, with its question similarity and skeleton similarity (None: no
-    pre-prediction to compare with)."""
+    pre-prediction to compare with), and whether it came from another database (`across`)."""
 
     example: WorkedExample
     question_similarity: float
     skeleton_similarity: float | None
+    other_database: bool = False
 
 
 class NotAdmitted(ValueError):
@@ -231,7 +239,8 @@ def _same_sql(a: str, b: str) -> bool:
 
 
 class Experience:
-    """Worked examples of verified runs, shown to new runs on the same database (see the module).
+    """Worked examples of verified runs, shown to new runs on the same database, and with `across` on others
+    (see the module).
 
     Args:
         examples: the examples to start with.
@@ -241,16 +250,18 @@ class Experience:
         skeleton_threshold: skeleton similarity at which an example counts as the pre-prediction's kind.
         min_similarity: examples whose question cosine is below this are not shown.
         embedder: the question embedder (default: the packaged MiniLM).
+        across: fill up to `k` with other databases' examples, most alike in skeleton to the pre-prediction
+            first, when a database has fewer than `k` of its own.
     """
 
     name = "experience"
 
     def __init__(self, examples: Iterable[WorkedExample] = (), *, k: int = DEFAULT_K, pre_predict: bool = True,
                  skeleton_threshold: float = SKELETON_THRESHOLD, min_similarity: float = 0.0,
-                 embedder: Any = None) -> None:
+                 embedder: Any = None, across: bool = False) -> None:
         if k < 1:
             raise ValueError("k must be at least 1")
-        self.k, self.pre_predict = k, pre_predict
+        self.k, self.pre_predict, self.across = k, pre_predict, across
         self.skeleton_threshold, self.min_similarity = skeleton_threshold, min_similarity
         self._embedder = embedder
         self.examples: list[WorkedExample] = []
@@ -292,28 +303,46 @@ class Experience:
         """The examples of one database."""
         return [e for e in self.examples if e.database == database]
 
+    def others(self, database: str) -> list[WorkedExample]:
+        """The examples of every other database (what `across` may show)."""
+        return [e for e in self.examples if e.database != database]
+
     def select(self, database: str, question: str, draft_sql: str | None = None) -> list[Choice]:
-        """The at most `k` examples of `database` to show for `question`: those whose skeleton is at least
-        `skeleton_threshold` similar to `draft_sql`'s first, then the rest, each in order of question cosine."""
-        pool = self.candidates(database)
-        if not pool:
-            return []
-        vectors = self.embedder.embed([question_of(question), *(e.question for e in pool)])
-        cosines = vectors[1:] @ vectors[0]
-        draft = sql_skeleton(draft_sql) if draft_sql else None
-        chosen = [Choice(e, round(float(q), 4),
-                         None if draft is None else round(skeleton_similarity(draft, e.skeleton), 4))
-                  for e, q in zip(pool, cosines, strict=True) if float(q) >= self.min_similarity]
+        """The at most `k` examples to show for `question` on `database`: its own, those whose skeleton is at
+        least `skeleton_threshold` similar to `draft_sql`'s first, then the rest, each in order of question
+        cosine; with `across`, then other databases' examples, by skeleton similarity, then question cosine."""
+        own = self._scored(self.candidates(database), question, draft_sql)
 
         def rank(c: Choice) -> tuple[bool, float, str]:
             alike = c.skeleton_similarity is not None and c.skeleton_similarity >= self.skeleton_threshold
             return not alike, -c.question_similarity, c.example.id
 
-        return sorted(chosen, key=rank)[:self.k]
+        chosen = sorted(own, key=rank)[:self.k]
+        if not self.across or len(chosen) == self.k:
+            return chosen
+        foreign = [replace(c, other_database=True)
+                   for c in self._scored(self.others(database), question, draft_sql)]
+        foreign.sort(key=lambda c: (-(c.skeleton_similarity or 0.0), -c.question_similarity, c.example.id))
+        return chosen + foreign[:self.k - len(chosen)]
+
+    def _scored(self, pool: Sequence[WorkedExample], question: str, draft_sql: str | None) -> list[Choice]:
+        """`pool` with each example's question cosine and skeleton similarity to `draft_sql`, below
+        `min_similarity` left out."""
+        if not pool:
+            return []
+        vectors = self.embedder.embed([question_of(question), *(e.question for e in pool)])
+        cosines = vectors[1:] @ vectors[0]
+        draft = sql_skeleton(draft_sql) if draft_sql else None
+        return [Choice(e, round(float(q), 4),
+                       None if draft is None else round(skeleton_similarity(draft, e.skeleton), 4))
+                for e, q in zip(pool, cosines, strict=True) if float(q) >= self.min_similarity]
 
     def render(self, chosen: Sequence[Choice]) -> str:
-        """The prompt section of the chosen examples."""
-        return "\n\n".join([INTRO, *(c.example.render() for c in chosen)])
+        """The prompt section of the chosen examples: this database's, then other databases' under their own
+        heading."""
+        own = [c.example.render() for c in chosen if not c.other_database]
+        foreign = [c.example.render() for c in chosen if c.other_database]
+        return "\n\n".join([*([INTRO, *own] if own else []), *([ACROSS_INTRO, *foreign] if foreign else [])])
 
     def draft(self, run: RunContext) -> str | None:
         """The pre-prediction: the query the model writes for the task from the single-shot SQL prompt and the
@@ -331,14 +360,16 @@ class Experience:
         if key is None:
             return
         pool = self.candidates(key)
-        draft = self.draft(run) if self.pre_predict and len(pool) > self.k else None
-        chosen = self.select(key, run.task, draft) if pool else []
+        filling = self.across and len(pool) < self.k and bool(self.others(key))
+        draft = self.draft(run) if self.pre_predict and (len(pool) > self.k or filling) else None
+        chosen = self.select(key, run.task, draft) if pool or filling else []
         if chosen:
             run.add_context(self.name, TITLE, self.render(chosen))
         run.record(EXPERIENCE, ExperienceRecord(
             database=key, draft_sql=draft, draft_skeleton=sql_skeleton(draft) if draft else None,
             shown=[ShownExample(id=c.example.id, question=c.example.question,
-                                question_similarity=c.question_similarity, skeleton_similarity=c.skeleton_similarity)
+                                question_similarity=c.question_similarity, skeleton_similarity=c.skeleton_similarity,
+                                other_database=c.other_database)
                    for c in chosen]))
 
     def after_run(self, run: RunContext) -> None:

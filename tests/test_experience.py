@@ -16,6 +16,8 @@ from agentkit.environments.base import run_episode, succeeded
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.feedback import rate
 from agentkit.memory.experience import (
+    ACROSS_INTRO,
+    INTRO,
     PRE_PREDICT_PHASE,
     TITLE,
     Experience,
@@ -223,6 +225,44 @@ def test_the_prompt_shows_the_examples_and_the_trajectory_records_which(bakery: 
     assert other.records.get(EXPERIENCE).shown == []  # type: ignore[union-attr]
     bare = Agent(ScriptedModel(["hi"]), extensions=[few]).run("hello").trajectory
     assert EXPERIENCE not in bare.records
+
+
+def test_across_fills_a_database_without_enough_examples_with_other_databases_by_skeleton(
+        bakery: tuple[Path, Any, Path]) -> None:
+    from agentkit.environments.sql import CLINIC_DB
+
+    db, records, _ = bakery
+    key, clinic = database_key_of(db), database_key_of(CLINIC_DB)
+    bakery_examples = [example(records, n, key) for n in (2, 4, 26, 30)]
+    own = WorkedExample(id="ex-clinic", database=clinic, question="How many doctors are there?",
+                        sql="SELECT COUNT(*) FROM Doctor", skeleton=sql_skeleton("SELECT COUNT(*) FROM Doctor"),
+                        verified_by="user")
+    experience = Experience([*bakery_examples, own], k=2, across=True)
+    prompts: list[str] = []
+
+    def reply(messages: Sequence[Message], tools: Any) -> Message | str:
+        system = shown_sections(messages)
+        if system.startswith(SQL_INSTRUCTIONS_SINGLE_SHOT):  # the pre-prediction, whose skeleton picks across
+            return "```sql\nSELECT COUNT(*) FROM Patient WHERE City = 'Leeds'\n```"
+        prompts.append(system)
+        return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={
+            "sql": "SELECT COUNT(*) FROM Patient WHERE City = 'Leeds'"})])
+
+    run = sql_agent(FunctionModel(reply), CLINIC_DB, extensions=[experience], max_steps=3).run(
+        "Question: How many patients live in Leeds?").trajectory
+    record = run.records.get(EXPERIENCE)
+    assert record is not None and record.draft_skeleton == "SELECT COUNT ( * ) FROM _ WHERE _ = _"
+    # its own example first, then the other database's example most alike in skeleton to the pre-prediction
+    assert [(s.id, s.other_database) for s in record.shown] == [("ex-clinic", False), ("ex-30", True)]
+    assert record.shown[1].skeleton_similarity == 1.0
+    prompt = prompts[0]
+    assert prompt.index(INTRO) < prompt.index("SELECT COUNT(*) FROM Doctor") < prompt.index(ACROSS_INTRO)
+    assert prompt.index(ACROSS_INTRO) < prompt.index(gold(records, 30)[1])
+    assert record.use == "adapted"  # ex-30's form, the clinic's table
+    # a database with k examples of its own is shown only those; without `across`, none from elsewhere
+    assert all(not c.other_database for c in experience.select(key, gold(records, 27)[0], "SELECT 1"))
+    alone = Experience(bakery_examples, k=2)
+    assert alone.select(clinic, "How many patients live in Leeds?", "SELECT COUNT(*) FROM Patient") == []
 
 
 def test_experience_is_a_versioned_file_load_memory_attaches(bakery: tuple[Path, Any, Path], tmp_path: Path) -> None:
