@@ -53,8 +53,7 @@ tool-lora: setup
 		--no-refusals --fresh-names 0.5
 
 # The same recipe on the 1.5B (~82 min on 2 cores, ~16 GB RAM: two conversations per forward pass, gradient
-# checkpointing); local:default (= local:qwen2.5-coder-1.5b-tools) ships its result (r=8, packed to 4 bits), from
-# the generator's no-tool requests before they were rewritten (docs/decisions.md#tool-lora-data): a rerun differs.
+# checkpointing); local:default shipped its result until the `serial` recipe below replaced it.
 tool-lora-1.5b: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b --model qwen2.5-coder-1.5b --conversations 256 \
 		--steps 32 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing --no-refusals --fresh-names 0.5
@@ -69,7 +68,8 @@ tool-lora-1.5b-chains: setup
 		--no-refusals --fresh-names 0.5 --max-len 2560 --resume
 
 # The `chains` mix without calls side by side, with no-tool requests offered many tools (`serial`;
-# docs/decisions.md#tool-lora-data): 240 conversations in 30 steps, ~100 min on 2 cores.
+# docs/decisions.md#tool-lora-data): 240 conversations in 30 steps, ~110 min on 2 cores, ~17 GB RAM.
+# local:default (= local:qwen2.5-coder-1.5b-tools) ships its result (r=8, packed to 4 bits).
 tool-lora-1.5b-serial: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-serial --model qwen2.5-coder-1.5b \
 		--mix serial --conversations 240 --steps 30 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \

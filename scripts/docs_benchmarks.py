@@ -27,7 +27,8 @@ BARE_05 = "Qwen2.5-Coder-0.5B, bare (the default then)"
 Q05_FP16 = "Qwen2.5-Coder-0.5B + tool LoRA, fp16 (the default then)"
 Q05 = "Qwen2.5-Coder-0.5B + tool LoRA, 4-bit"
 Q05_Q4 = f"{Q05} (the default then)"
-Q15_TOOLS = "Qwen2.5-Coder-1.5B + tool LoRA (today's `local:default`)"
+Q15_TOOLS = "Qwen2.5-Coder-1.5B + tool LoRA `tool-lora-1.5b` (the default then)"
+Q15_SERIAL = "Qwen2.5-Coder-1.5B + tool LoRA `serial` (today's `local:default`)"
 SMOLLM = "SmolLM2-135M"
 
 _ERAS = {
@@ -61,6 +62,7 @@ _ERAS = {
         sql-train-draft-vote5-tables-lower-case-on sql-test-final-case-on multiturn-d-default
         multiturn-d-checked-asked from-runs-dev-hard capability-default-d-map capability-default-a-map
         capability-default-b-map sql-dev-map-then-act-1 from-runs-dev-rest-before from-runs-dev-hardest""",
+    Q15_SERIAL: "sql-test-default-serial capability-default-serial-c",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -118,6 +120,8 @@ def _model(stem: str, spec: str) -> str:
                 "local:qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B"}.get(base, base)
         if run == "tool-lora-1.5b":
             return Q15_TOOLS
+        if run.rsplit("/", 1)[-1] == "serial30-q4":  # the packed step-30 adapter of `make tool-lora-1.5b-serial`
+            return Q15_SERIAL
         return f"{name} + LoRA `{run}`, fp32" if run == "tool-lora-7" else f"{name} + LoRA `{run}` (not shipped)"
     return {"local:qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B, bare",
             "local:qwen2.5-coder-1.5b-tools": Q15_TOOLS,

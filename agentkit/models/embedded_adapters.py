@@ -1,9 +1,9 @@
 """LoRA adapters shipped inside agentkit for an embedded model: `local:default` is one of them on its base.
 
-| name (`local:NAME`)                   | base (`local:NAME` without it) | adapter                                |
-|---------------------------------------|--------------------------------|----------------------------------------|
-| `default`, `qwen2.5-coder-1.5b-tools` | `qwen2.5-coder-1.5b`           | tool LoRA (`make tool-lora-1.5b`), r=8 |
-| `qwen2.5-coder-0.5b-tools`            | `qwen2.5-coder-0.5b`           | tool LoRA (`make tool-lora`), r=16     |
+| name (`local:NAME`)                   | base                 | adapter                                       |
+|---------------------------------------|----------------------|-----------------------------------------------|
+| `default`, `qwen2.5-coder-1.5b-tools` | `qwen2.5-coder-1.5b` | tool LoRA (`make tool-lora-1.5b-serial`), r=8 |
+| `qwen2.5-coder-0.5b-tools`            | `qwen2.5-coder-0.5b` | tool LoRA (`make tool-lora`), r=16            |
 
 Each adapter ships as one packed file (`agentkit/models/adapters/KEY.q4.safetensors`, `packed_adapter`: the
 LoRA factors in 4 bits; 4.8 MB for the 0.5B's, whose fp16 peft folder is 17.6 MB, and 5.0 MB for the 1.5B's).
@@ -11,9 +11,9 @@ Before use the file is checked by size and sha256 and unpacked once into the age
 (`$AGENTKIT_HOME/models/KEY/adapter/`, a peft folder, where the llama.cpp engine writes its GGUF LoRA beside it).
 The home copy carries a stamp with the packed file's sha256 and its own files' sizes and modification times, as
 the assembled GGUF does: a copy that changed since (a killed write, an edit) or came from another packed file is
-unpacked again. A damaged packed file gives an error that says how to restore it. `make tool-lora-1.5b` rebuilds the
-default's adapter from scratch with the recipe it was made by (82 minutes on two cores, 16 GB of RAM), `make
-tool-lora` the 0.5B's (45 minutes).
+unpacked again. A damaged packed file gives an error that says how to restore it. `make tool-lora-1.5b-serial`
+rebuilds the default's adapter from scratch with the recipe it was made by (about 110 minutes on two cores, 17 GB
+of RAM), `make tool-lora` the 0.5B's (45 minutes).
 """
 
 from __future__ import annotations
@@ -61,11 +61,11 @@ EMBEDDED_ADAPTERS: Mapping[str, EmbeddedAdapter] = MappingProxyType({
     "qwen2.5-coder-1.5b-tools": EmbeddedAdapter(
         key="qwen2.5-coder-1.5b-tools",
         base="qwen2.5-coder-1.5b",
-        recipe="make tool-lora-1.5b (scripts/train_tool_lora.py: 256 synthetic tool conversations, 32 steps, r=8), "
-               "packed to 4 bits in groups of 64",
+        recipe="make tool-lora-1.5b-serial (scripts/train_tool_lora.py --mix serial: 240 synthetic tool "
+               "conversations, chains and chats among them, 30 steps, r=8), packed to 4 bits in groups of 64",
         file="qwen2.5-coder-1.5b-tools.q4.safetensors",
         size=5_016_048,
-        sha256="0dc69166a6c3dc58c9b993054701681d599be67f4ddbcbdf54308b58ab1463e3",
+        sha256="ceda6715e042bfa5e1a873d11864db7e7e69e9ba411ba59bfe712f251a5f7c39",
     ),
 })
 MODEL_ADAPTERS: Mapping[str, str] = MappingProxyType({
