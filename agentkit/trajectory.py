@@ -25,7 +25,8 @@ from agentkit.messages import Message, Usage, clean_text, new_id
 from agentkit.models.protocol import TokenRecord
 from agentkit.records import Records
 
-SCHEMA_VERSION = 4  # 2: the `policy` record (agentkit.records.POLICY); 3: `tools_offered`; 4: `experience`, `feedback`
+SCHEMA_VERSION = 5  # 2: the `policy` record (agentkit.records.POLICY); 3: `tools_offered`; 4: `experience`, `feedback`;
+# 5: `ShownExample.other_database`
 # Fields added with defaults (the nested runs' `agent`, `parent_id`, `parent_call_id`, `relation`, `children`) keep
 # the version: older logs load with the defaults, and an older agentkit reads newer logs without those fields.
 _PREFIX_WINDOW = 8  # how many of the latest turns with token ids a new prompt may continue
