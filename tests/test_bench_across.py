@@ -64,6 +64,7 @@ def test_examples_from_one_database_are_shown_by_skeleton_on_another_and_flips_a
     assert (report["became_right"], report["became_wrong"]) == (1, 0)
     (flip,) = report["flips"]
     assert flip["task"] == "bike_shop-001" and flip["became"] == "right" and flip["use"] == "adapted"
+    assert sorted(flip["artefacts"]) == sorted(f"example {s['id']}" for s in flip["shown"])
     assert {s["from_task"] for s in flip["shown"]} == {"bakery_orders-025", "bakery_orders-003"}
     assert all(s["other_database"] and s["skeleton_similarity"] is not None for s in flip["shown"])
     # the draft before, the pre-prediction (without examples: it picks them), the draft after

@@ -85,23 +85,21 @@ def use_of(trajectories: Any) -> dict[str, int]:
     return dict(uses)
 
 
-def flips_with_shown(before: Any, after: Any, examples: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tasks whose outcome changed, each with what its "after" run was shown."""
+def flips_with_shown(before: Any, after: Any, runs: dict[str, Any], examples: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tasks whose outcome changed between the `Score`s `before` and `after` (`flipped`), each with what its
+    "after" run (`runs`, by task id) was shown."""
     from agentkit.records import EXPERIENCE
+    from agentkit.training.learning.report import flipped
 
-    was = {r.task_id: r.success for r in before.results}
     out = []
-    for r in after.results:
-        if r.task_id not in was or was[r.task_id] == r.success:
-            continue
-        trajectory = after.trajectories.get(r.task_id)
+    for flip in flipped(before, after, runs):
+        trajectory = runs.get(flip.task)
         record = trajectory.records.get(EXPERIENCE) if trajectory is not None else None
         shown = [{"id": s.id, "from_task": examples[s.id].task_id if s.id in examples else None,
                   "question": s.question, "question_similarity": s.question_similarity,
                   "skeleton_similarity": s.skeleton_similarity, "other_database": s.other_database}
                  for s in (record.shown if record is not None else [])]
-        out.append({"task": r.task_id, "became": "right" if r.success else "wrong",
-                    "use": record.use if record is not None else None, "shown": shown})
+        out.append({**flip.model_dump(mode="json"), "shown": shown})
     return out
 
 
@@ -120,6 +118,7 @@ def run_benchmark(train_env: Any, train_tasks: Sequence[Any], eval_env: Any, tas
     """Learning on `train_tasks` of `train_env`, then `tasks` of `eval_env` before and after (see the module);
     `work` is emptied first and receives the runs and experience.json. Returns the report (without the split)."""
     from agentkit.evaluation import EvalConfig, evaluate
+    from agentkit.training.learning.report import Score
 
     if work.exists():
         shutil.rmtree(work)
@@ -143,7 +142,9 @@ def run_benchmark(train_env: Any, train_tasks: Sequence[Any], eval_env: Any, tas
     experience.save(work / "experience.json")
     before = run(eval_env, tasks, "before")
     after = run(eval_env, tasks, "after", learned=[experience])
-    flips = flips_with_shown(before, after, {e.id: e for e in experience.examples})
+    scores = [Score.of(label, r, minutes=minutes[label], tokens=sum(x.tokens for x in r.results))
+              for label, r in (("before", before), ("after", after))]
+    flips = flips_with_shown(*scores, after.trajectories, {e.id: e for e in experience.examples})
     b, a = (sum(r.success for r in x.results) for x in (before, after))
     nearest = nearest_learned(tasks, [e.question for e in experience.examples])
     return {
