@@ -39,7 +39,6 @@ from agentkit.loop.hooks import Hooks
 from agentkit.loop.output import FINAL_RESULT_TOOL, OutputSpec, OutputValidator
 from agentkit.loop.planners import resolve_planner
 from agentkit.loop.recovery import Recovery
-from agentkit.loop.second_look import FIRST_LOOK, SECOND_LOOK, lookup_view
 from agentkit.loop.state import LoopState
 from agentkit.loop.tracer import make_tracer
 from agentkit.messages import Message, ToolCall
@@ -64,7 +63,6 @@ from agentkit.runs.delegation import AgentTool
 from agentkit.runs.durable import Checkpoint, Checkpoints, RunStore, StoreLike, open_store
 from agentkit.runs.handoffs import Handoff, as_handoffs
 from agentkit.tools import Tool, ToolDefinitionError, Toolkit, ToolRunner, as_tools
-from agentkit.tools.text_calls import tool_choice_kind
 from agentkit.trajectory import Trajectory, append_jsonl
 
 if TYPE_CHECKING:
@@ -123,10 +121,6 @@ class Agent:
             (a lookup never made, a sum done in the head) is sent back once, naming them, and the next reply
             must call a tool; the answer after that call stands (see agentkit.loop.grounding). Only for an agent
             with tools whose runs end with a reply in text. Off by default.
-        second_look: in a run with earlier turns (`history`), a first reply in text with tools offered gets one
-            more model call that sees only the earlier turns in which a tool was called and the request; when
-            that reply calls a tool, the run goes on with its calls (see agentkit.loop.second_look). Off by
-            default.
     """
 
     def __init__(
@@ -152,7 +146,6 @@ class Agent:
         handoffs: Sequence[Agent | Handoff] = (),
         wait_for_results: bool = False,
         check_answers: bool = False,
-        second_look: bool = False,
     ) -> None:
         if samples < 1:
             raise ValueError("samples must be at least 1")
@@ -191,7 +184,6 @@ class Agent:
         self._checkpoints = Checkpoints(model)
         self._calls = ReplyCalls(self.tools, self._runner, self._checkpoints, self._output, wait_for_results)
         self.check_answers = check_answers
-        self.second_look = second_look
 
     def output_validator(self, fn: OutputValidator) -> OutputValidator:
         """Decorator: add a check of the typed output (it may raise `ModelRetry`)."""
@@ -449,11 +441,6 @@ class Agent:
                 else:  # the plain call, without a generator around it
                     response = self._call_model(self.model, prompt, specs, state.settings)
                 response = checked_response(response)  # whatever the model built, the loop gets a valid reply
-                if (self.second_look and state.steps == 1 and recovery.answers_in_text and specs
-                        and not response.message.tool_calls and not response.message.parse_error
-                        and tool_choice_kind(state.settings.tool_choice) == "auto"
-                        and (view := lookup_view(prompt)) is not None):
-                    response = yield from self._look_again(prompt, view, specs, state.settings, response, trajectory)
                 reply, asked, state.settings = response.message, state.settings.tool_choice, self.settings
                 turn = trajectory.add_turn(reply, phase=self._phase_of(reply), tokens=response.tokens,
                                            usage=response.usage, duration_s=time.perf_counter() - t0)
@@ -528,25 +515,6 @@ class Agent:
         if span is not None:
             trace.end_model_call(span, response)  # type: ignore[union-attr]
         return response
-
-    def _look_again(self, prompt: Sequence[Message], view: list[Message], specs: Sequence[dict[str, Any]],
-                    settings: GenerationSettings, first: ModelResponse,
-                    trajectory: Trajectory) -> Generator[Event, None, ModelResponse]:
-        """The second look (agentkit.loop.second_look): the model asked again on `view`; its reply when it calls
-        a tool (without token ids: they were made on another prompt), else `first`. The reply not kept is
-        recorded as a turn of its own context."""
-        t0 = time.perf_counter()
-        second = checked_response(self._call_model(self.model, view, specs, settings))
-        seconds = time.perf_counter() - t0
-        if not second.message.tool_calls or second.message.parse_error:
-            trajectory.add_turn(second.message, phase="act", context=SECOND_LOOK, input=view, tokens=second.tokens,
-                                usage=second.usage, duration_s=seconds)
-            return first
-        trajectory.add_turn(first.message, phase="act", context=FIRST_LOOK, input=list(prompt), tokens=first.tokens,
-                            usage=first.usage)
-        yield ContextAdded("second look", "the answer in text was replaced by a call, made seeing only the "
-                           "earlier turns that called tools", first.message.content)
-        return ModelResponse(second.message, usage=second.usage, finish_reason=second.finish_reason)
 
     def _text_reply(self, state: LoopState, recovery: Recovery, reply: Message, trajectory: Trajectory) -> None:
         """A reply in text is the answer; with a typed output, the output when the text is one, else it is sent

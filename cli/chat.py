@@ -87,12 +87,10 @@ def build_agent(
     approval: ApprovalPolicy | None = None,
     tracing: bool | Any = None,
     check_answers: bool = False,
-    second_look: bool = False,
 ) -> Agent:
     """The chat's agent: built-in tools by name (read_file joins when `allow_dir` is given and no
     explicit list names it), extra tools, extensions, a planner, an approval policy and tracing;
-    `check_answers` and `second_look` are the agent's options (an answer stating values no result gave is sent
-    back once; a turn answered in text is asked again seeing only the earlier turns that called tools)."""
+    `check_answers` is the agent's option (an answer stating values no result gave is sent back once)."""
     names = parse_tool_names(tools)
     if allow_dir is not None and "read_file" not in names:
         names.append("read_file")
@@ -108,7 +106,6 @@ def build_agent(
         approval=approval,
         tracing=tracing,
         check_answers=check_answers,
-        second_look=second_look,
     )
 
 

@@ -51,7 +51,6 @@ from typing import Any
 from rich.console import Console
 
 from agentkit.cli.chat import DEFAULT_ASK, DEFAULT_MAX_STEPS, ChatSession, build_agent
-from agentkit.loop.second_look import FIRST_LOOK, SECOND_LOOK
 from agentkit.models import GenerationSettings, Model, resolve_model
 from agentkit.runs.approval import policy_from_spec
 from agentkit.tools import Tool
@@ -128,14 +127,12 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "tool_turns_right_tool": _share(rows, "right_tool"), "tool_turns_right_call": _share(rows, "right_call"),
             "no_tool_turns_no_call": _share(rows, "no_call"), "right_answer": _share(rows, "right_answer"),
             "seconds_per_turn": round(sum(r["seconds"] for r in rows) / len(rows), 2) if rows else None,
-            "errors": sum(r["error"] is not None for r in rows),
-            "second_look": {k: sum(r.get("second_look") == k for r in rows) for k in ("replaced", "kept")}}
+            "errors": sum(r["error"] is not None for r in rows)}
 
 
 def run_session(model: Model, session: dict[str, Any], *, model_spec: str = "", max_steps: int = DEFAULT_MAX_STEPS,
                 settings: GenerationSettings | None = None, tools: Sequence[Tool] = LOOKUP_TOOLS,
-                console: Console | None = None, echo: bool = True, check_answers: bool = False,
-                second_look: bool = False) -> dict[str, Any]:
+                console: Console | None = None, echo: bool = True, check_answers: bool = False) -> dict[str, Any]:
     """Play one session's user turns, in order, through one `ChatSession` with `model`, the built-in calculator
     and the lookup `tools` (a set's `SessionSet.tools`; set C's by default); the rows of its turns (what was
     called and answered, the scores) and its figures (`summarize`). A turn whose run fails (the chat shows the
@@ -145,8 +142,7 @@ def run_session(model: Model, session: dict[str, Any], *, model_spec: str = "", 
 
     def factory(m: Model) -> Any:
         return build_agent(m, tools="calculator", extra_tools=tools, max_steps=max_steps, settings=settings,
-                           approval=policy_from_spec(DEFAULT_ASK), check_answers=check_answers,
-                           second_look=second_look)
+                           approval=policy_from_spec(DEFAULT_ASK), check_answers=check_answers)
 
     reset = getattr(model, "reset_cache", None)
     if callable(reset):
@@ -161,17 +157,14 @@ def run_session(model: Model, session: dict[str, Any], *, model_spec: str = "", 
             seconds = round(time.perf_counter() - started, 2)
             calls: list[tuple[str, dict[str, Any]]] = []
             answer, stop, steps, tokens, error = None, None, 0, 0, "the turn failed (the chat showed why)"
-            looked: str | None = None  # with second_look: "replaced" (its calls went on), "kept" (text again)
             if result is not None:
-                contexts = {t.context for t in result.trajectory.turns}
-                looked = "replaced" if FIRST_LOOK in contexts else "kept" if SECOND_LOOK in contexts else None
                 calls = [(c.name, c.arguments) for t in result.trajectory.turns for c in t.output.tool_calls]
                 answer, stop, steps = result.answer, result.stop_reason, len(result.trajectory.turns)
                 tokens, error = result.trajectory.usage.output_tokens, None
             row = {"turn": index, "kind": turn["kind"], "user": turn["user"],
                    "expected": [c["name"] for c in turn["calls"]], "calls": calls, "answer": (answer or "")[:300],
                    **score_turn(turn, calls, answer), "seconds": seconds, "steps": steps, "stop_reason": stop,
-                   "output_tokens": tokens, "error": error, "second_look": looked}
+                   "output_tokens": tokens, "error": error}
             rows.append(row)
             if echo:
                 mark = row["right_tool"] if row["right_tool"] is not None else row["no_call"]
@@ -198,9 +191,6 @@ def main() -> None:
     parser.add_argument("--check-answers", action="store_true",
                         help="an answer stating numbers or ids no result gave is sent back once "
                              "(Agent(check_answers=True), agentkit.loop.grounding)")
-    parser.add_argument("--second-look", action="store_true",
-                        help="a turn answered in text is asked again seeing only the earlier turns that called "
-                             "tools (Agent(second_look=True), agentkit.loop.second_look)")
     parser.add_argument("--out", type=Path, default=None, help="the results' JSON")
     args = parser.parse_args()
 
@@ -215,11 +205,10 @@ def main() -> None:
     settings = GenerationSettings(temperature=0, max_tokens=args.max_tokens)
     console = Console(highlight=False, soft_wrap=True) if args.show else None
     results = [run_session(model, s, model_spec=args.model, max_steps=args.max_steps, settings=settings,
-                           tools=chosen.tools, console=console, check_answers=args.check_answers,
-                           second_look=args.second_look) for s in sessions]
+                           tools=chosen.tools, console=console, check_answers=args.check_answers) for s in sessions]
     rows = [r for s in results for r in s["turns"]]
     report = {"model": args.model, "model_class": type(model).__name__, "max_steps": args.max_steps,
-              "check_answers": args.check_answers, "second_look": args.second_look,
+              "check_answers": args.check_answers,
               "max_tokens": args.max_tokens, "temperature": 0, "set": args.set, "data": chosen.data,
               "sessions_file": str(chosen.sessions),
               "overall": summarize(rows),
