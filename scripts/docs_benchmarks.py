@@ -62,7 +62,8 @@ _ERAS = {
         sql-train-draft-vote5-tables-lower-case-on sql-test-final-case-on multiturn-d-default
         multiturn-d-checked-asked from-runs-dev-hard capability-default-d-map capability-default-a-map
         capability-default-b-map sql-dev-map-then-act-1 from-runs-dev-rest-before from-runs-dev-hardest""",
-    Q15_SERIAL: "sql-test-default-serial capability-default-serial-c",
+    Q15_SERIAL: """sql-test-default-serial capability-default-serial-c multiturn-d-serial multiturn-d-second-look
+        multiturn-c-serial sql-across-dev-s36""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -302,6 +303,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
     if stem.startswith("multiturn"):
         o = data["overall"]
         checked = ", answers checked (a made-up value sent back once)" if data.get("check_answers") else ""
+        checked += (", a second look at turns answered in text (an option since removed)" if data.get("second_look")
+                    else "")
         return (f"multi-turn chat, {o['turns']} turns ({o['tool_turns']} need a tool), {data.get('model', '')}"
                 f"{checked}",
                 data.get("data", "test"),
@@ -322,6 +325,15 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                 data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
                                          f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"
                                          for r in data["runs"]))
+    if stem.startswith("sql-across-"):
+        learning, before, after = data["learning"], data["before"], data["after"]
+        return (f"worked examples from other databases (`bench_across.py`): the draft agent's gold-checked runs on "
+                f"{learning['runs']} train questions ({learning['admitted']} kept), then {data['split']} questions "
+                f"without and with them (`Experience(across=True)`, {data['votes']} votes, "
+                f"{_model(stem, data['model'])})", data["data_kind"],
+                f"{before['correct']}/{before['tasks']} → {after['correct']}/{after['tasks']} "
+                f"({data['delta_points']:+.1f} points; {data['became_right']} became right, {data['became_wrong']} "
+                f"wrong), {before['seconds_per_task']} → {after['seconds_per_task']} s/task")
     if stem.startswith("from-runs-") and data.get("before_only"):
         c = data["config"]
         return (f"each database's next-day questions without memory (`bench_from_runs.py --before-only`; draft, "
