@@ -308,7 +308,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
         return (f"multi-turn chat, {o['turns']} turns ({o['tool_turns']} need a tool), {data.get('model', '')}"
                 f"{checked}",
                 data.get("data", "test"),
-                f"tool turns with the right tool {_pct(o['tool_turns_right_tool'])}, no-tool turns with no "
+                f"tool turns with a call {_pct(o['tool_turns_called'])}, "
+                f"with the right tool {_pct(o['tool_turns_right_tool'])}, no-tool turns with no "
                 f"call {_pct(o['no_tool_turns_no_call'])}, right answers {_pct(o['right_answer'])}, "
                 f"{o['seconds_per_turn']} s per turn")
     if stem == "leakage":

@@ -390,6 +390,18 @@ def test_multiturn_main_records_the_set_and_its_data(tmp_path: Path, monkeypatch
     assert report["sessions_file"].endswith("multiturn_sessions_d.jsonl")
     assert [s["id"] for s in report["sessions"]] == [SESSIONS_D[0]["id"]]
     assert report["overall"]["turns"] == len(SESSIONS_D[0]["turns"])
+    assert report["overall"]["tool_turns"] > 0 and report["overall"]["tool_turns_called"] == 0.0  # "Noted." only
+
+    first = report["sessions"][0]["turns"]
+    next(r for r in first if r["right_tool"] is not None)["calls"] = [["made", {}]]  # one tool turn calls
+    del report["overall"]["tool_turns_called"]
+    out.write_text(json.dumps(report))
+    monkeypatch.setattr(sys, "argv", ["bench_multiturn.py", "--rescore", str(out)])
+    bench_multiturn.main()
+    rescored = json.loads(out.read_text())
+    # a file written before the figure gets it, recomputed from the turns
+    assert rescored["overall"]["tool_turns_called"] == round(1 / report["overall"]["tool_turns"], 4)
+    assert rescored["sessions"][0]["figures"]["turns"] == len(first) and rescored["by_kind"].keys() >= {"tool"}
 
 
 SCRIPTED = {"id": "scripted", "turns": [

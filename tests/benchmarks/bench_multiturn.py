@@ -121,9 +121,12 @@ def _share(rows: Sequence[dict[str, Any]], key: str) -> float | None:
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Figures over scored turns: `tool_turns_right_tool`, `tool_turns_right_call`, `no_tool_turns_no_call`,
-    `right_answer` (all turns), counts, and `seconds_per_turn`."""
-    return {"turns": len(rows), "tool_turns": sum(r["right_tool"] is not None for r in rows),
+    """Figures over scored turns: `tool_turns_called` (a tool turn made any call), `tool_turns_right_tool`,
+    `tool_turns_right_call`, `no_tool_turns_no_call`, `right_answer` (all turns), counts, and `seconds_per_turn`."""
+    tool_rows = [r for r in rows if r["right_tool"] is not None]
+    return {"turns": len(rows), "tool_turns": len(tool_rows),
+            "tool_turns_called": round(sum(bool(r["calls"]) for r in tool_rows) / len(tool_rows), 4)
+            if tool_rows else None,
             "tool_turns_right_tool": _share(rows, "right_tool"), "tool_turns_right_call": _share(rows, "right_call"),
             "no_tool_turns_no_call": _share(rows, "no_call"), "right_answer": _share(rows, "right_answer"),
             "seconds_per_turn": round(sum(r["seconds"] for r in rows) / len(rows), 2) if rows else None,
@@ -176,6 +179,22 @@ def run_session(model: Model, session: dict[str, Any], *, model_spec: str = "", 
     return {"id": session["id"], "figures": summarize(rows), "turns": rows}
 
 
+def figures(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The report's figures from its sessions' results: "overall", "by_kind", and each session's "figures"."""
+    rows = [r for s in results for r in s["turns"]]
+    for s in results:
+        s["figures"] = summarize(s["turns"])
+    return {"overall": summarize(rows),
+            "by_kind": {k: summarize([r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})}}
+
+
+def rescore(path: Path) -> None:
+    """Recompute the figures of the results file `path` from its turns (after `summarize` gained a figure)."""
+    report = json.loads(path.read_text())
+    report.update(figures(report["sessions"]))
+    path.write_text(json.dumps(report, indent=1, default=str))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="local:default", help="a model string, as `agentkit chat --model`")
@@ -192,7 +211,12 @@ def main() -> None:
                         help="an answer stating numbers or ids no result gave is sent back once "
                              "(Agent(check_answers=True), agentkit.loop.grounding)")
     parser.add_argument("--out", type=Path, default=None, help="the results' JSON")
+    parser.add_argument("--rescore", type=Path, default=None,
+                        help="recompute an earlier results file's figures from its turns, in place (no model run)")
     args = parser.parse_args()
+    if args.rescore is not None:
+        rescore(args.rescore)
+        return
 
     chosen = session_set(args.set, args.sessions)
     sessions = [s for s in load_sessions(chosen.sessions) if args.only is None or s["id"] in args.only]
@@ -206,14 +230,11 @@ def main() -> None:
     console = Console(highlight=False, soft_wrap=True) if args.show else None
     results = [run_session(model, s, model_spec=args.model, max_steps=args.max_steps, settings=settings,
                            tools=chosen.tools, console=console, check_answers=args.check_answers) for s in sessions]
-    rows = [r for s in results for r in s["turns"]]
     report = {"model": args.model, "model_class": type(model).__name__, "max_steps": args.max_steps,
               "check_answers": args.check_answers,
               "max_tokens": args.max_tokens, "temperature": 0, "set": args.set, "data": chosen.data,
               "sessions_file": str(chosen.sessions),
-              "overall": summarize(rows),
-              "by_kind": {k: summarize([r for r in rows if r["kind"] == k]) for k in sorted({r["kind"] for r in rows})},
-              "sessions": results}
+              **figures(results), "sessions": results}
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1, default=str))
