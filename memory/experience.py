@@ -311,8 +311,7 @@ class Experience:
         """The at most `k` examples to show for `question` on `database`: its own, those whose skeleton is at
         least `skeleton_threshold` similar to `draft_sql`'s first, then the rest, each in order of question
         cosine; with `across`, then other databases' examples, by skeleton similarity, then question cosine."""
-        scored = self._scored(self.examples if self.across else self.candidates(database), question, draft_sql)
-        own = [c for c in scored if c.example.database == database]
+        own = self._scored(self.candidates(database), question, draft_sql)
 
         def rank(c: Choice) -> tuple[bool, float, str]:
             alike = c.skeleton_similarity is not None and c.skeleton_similarity >= self.skeleton_threshold
@@ -321,7 +320,8 @@ class Experience:
         chosen = sorted(own, key=rank)[:self.k]
         if not self.across or len(chosen) == self.k:
             return chosen
-        foreign = [replace(c, other_database=True) for c in scored if c.example.database != database]
+        foreign = [replace(c, other_database=True)
+                   for c in self._scored(self.others(database), question, draft_sql)]
         foreign.sort(key=lambda c: (-(c.skeleton_similarity or 0.0), -c.question_similarity, c.example.id))
         return chosen + foreign[:self.k - len(chosen)]
 
