@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_from_runs import flips_with_shown
 from bench_sql_split import config_factory, pick, split_environment, summarise
 
 RESULTS = Path(__file__).parent / "results"
@@ -83,24 +84,6 @@ def use_of(trajectories: Any) -> dict[str, int]:
         record = trajectory.records.get(EXPERIENCE)
         uses[record.use if record is not None and record.shown and record.use else "nothing shown or no query"] += 1
     return dict(uses)
-
-
-def flips_with_shown(before: Any, after: Any, runs: dict[str, Any], examples: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tasks whose outcome changed between the `Score`s `before` and `after` (`flipped`), each with what its
-    "after" run (`runs`, by task id) was shown."""
-    from agentkit.records import EXPERIENCE
-    from agentkit.training.learning.report import flipped
-
-    out = []
-    for flip in flipped(before, after, runs):
-        trajectory = runs.get(flip.task)
-        record = trajectory.records.get(EXPERIENCE) if trajectory is not None else None
-        shown = [{"id": s.id, "from_task": examples[s.id].task_id if s.id in examples else None,
-                  "question": s.question, "question_similarity": s.question_similarity,
-                  "skeleton_similarity": s.skeleton_similarity, "other_database": s.other_database}
-                 for s in (record.shown if record is not None else [])]
-        out.append({**flip.model_dump(mode="json"), "shown": shown})
-    return out
 
 
 def nearest_learned(evaluated: Sequence[Any], learned: Sequence[str]) -> dict[str, float]:
@@ -145,7 +128,7 @@ def run_benchmark(train_env: Any, train_tasks: Sequence[Any], eval_env: Any, tas
     scores = [Score.of(label, r, minutes=minutes[label], tokens=sum(x.tokens for x in r.results))
               for label, r in (("before", before), ("after", after))]
     flips = flips_with_shown(*scores, after.trajectories, {e.id: e for e in experience.examples})
-    b, a = (sum(r.success for r in x.results) for x in (before, after))
+    b, a = (s.successes for s in scores)
     nearest = nearest_learned(tasks, [e.question for e in experience.examples])
     return {
         "learned_on": "train", "config": CONFIG, "votes": votes, "max_steps": max_steps, "concurrency": concurrency,

@@ -240,6 +240,24 @@ def _span(split: str, db: str, tasks: Sequence[Any], what: str) -> str:
     return f"{split}: {db}, {len(ids)} {what}" + (f" ({ids[0]} .. {ids[-1]})" if ids else "")
 
 
+def flips_with_shown(before: Any, after: Any, runs: dict[str, Any], examples: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tasks whose outcome changed between the `Score`s `before` and `after` (`flipped`), each with what its
+    "after" run (`runs`, by task id) was shown."""
+    from agentkit.records import EXPERIENCE
+    from agentkit.training.learning.report import flipped
+
+    out = []
+    for flip in flipped(before, after, runs):
+        trajectory = runs.get(flip.task)
+        record = trajectory.records.get(EXPERIENCE) if trajectory is not None else None
+        shown = [{"id": s.id, "from_task": examples[s.id].task_id if s.id in examples else None,
+                  "question": s.question, "question_similarity": s.question_similarity,
+                  "skeleton_similarity": s.skeleton_similarity, "other_database": s.other_database}
+                 for s in (record.shown if record is not None else [])]
+        out.append({**flip.model_dump(mode="json"), "shown": shown})
+    return out
+
+
 def run_database(env: Any, db_id: str, afternoon: Sequence[Any], heldout: Sequence[Any], model: Any,
                  model_name: str, work: Path, *, options: Options, split: str, questions: int,
                  asked: tuple[int, int], tick: Callable[[str], Callable[[Any], None]] | None = None,
@@ -251,8 +269,7 @@ def run_database(env: Any, db_id: str, afternoon: Sequence[Any], heldout: Sequen
     from agentkit.cli.memory_options import learned_extensions, memory_model
     from agentkit.memory.experience import Experience
     from agentkit.memory.from_runs import learn_from_runs
-    from agentkit.records import EXPERIENCE
-    from agentkit.training.learning.report import Score, flipped
+    from agentkit.training.learning.report import Score
 
     if work.exists():
         shutil.rmtree(work)
@@ -299,13 +316,7 @@ def run_database(env: Any, db_id: str, afternoon: Sequence[Any], heldout: Sequen
               for label, r in (("before", before), ("after", after))}
     examples = ({e.id: e for e in Experience.load(learned / "experience.json").examples}
                 if (learned / "experience.json").exists() else {})
-    flips = []
-    for flip in flipped(scores["before"], scores["after"], after.trajectories):
-        record = after.trajectories[flip.task].records.get(EXPERIENCE) if flip.task in after.trajectories else None
-        shown = [{"id": s.id, "from_task": examples[s.id].task_id if s.id in examples else None,
-                  "question": s.question, "question_similarity": s.question_similarity}
-                 for s in (record.shown if record is not None else [])]
-        flips.append({**flip.model_dump(mode="json"), "shown": shown})
+    flips = flips_with_shown(scores["before"], scores["after"], after.trajectories, examples)
     b, a, n = scores["before"].successes, scores["after"].successes, len(heldout)
     return {
         "db_id": db_id, "database": database, "questions": questions,
