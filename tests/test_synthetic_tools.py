@@ -5,6 +5,7 @@ chats; and the leakage rule on a sample (tests/benchmarks/check_leakage.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import random
@@ -284,6 +285,7 @@ def test_a_share_of_conversations_finish_by_calling_an_offered_finishing_tool() 
 
 CHAINS: dict[str, Any] = {"weights": MIXES["chains"], "refusals": False, "fresh_names": 0.5}
 ARITHMETIC = {name for f in ARITHMETIC_FAMILIES for name in f.names}
+SERIAL_RECIPE_SHA = "fdc714b2b9277c8f"  # sha256 of the serial recipe's 240 conversations (tools, messages), cut
 
 
 @cache
@@ -334,7 +336,7 @@ def result_number(text: str) -> Fraction:
 
 def test_the_chains_mix_draws_every_kind_as_weighted() -> None:
     counts = Counter(c.kind for c in mixed(1000))
-    assert set(counts) == set(MIXES["chains"]) == set(KINDS) - {"crowded", "slipped"}
+    assert set(counts) == set(MIXES["chains"]) == set(KINDS) - {"crowded", "slipped", "revisit"}
     total = sum(MIXES["chains"].values())
     for kind, weight in MIXES["chains"].items():
         assert abs(100 * counts[kind] / 1000 - 100 * weight / total) <= 4, (kind, counts)
@@ -533,6 +535,48 @@ def test_slipped_chats_show_made_up_answers_as_given_history_and_later_tool_turn
     recover = synthetic_conversations(400, 5, weights=MIXES["recover"], refusals=False, fresh_names=0.5)
     counts = Counter(c.kind for c in recover)
     assert set(counts) == {k for k, w in MIXES["recover"].items() if w} and counts["slipped"] >= 15
+
+
+def test_revisit_chats_look_up_another_value_then_combine_the_two_results_with_the_arithmetic_tool() -> None:
+    sessions = synthetic_conversations(200, 6, weights={"revisit": 1}, refusals=False, fresh_names=0.5)
+    only_arithmetic = lookup_then_arithmetic = 0
+    for conv in sessions:
+        assert conv.kind == "revisit" and conv.given == ()
+        parts = turns(conv)
+        assert 4 <= len(parts) <= 8
+        tool_parts = [t for t in parts if any(m.tool_calls for m in t)]
+        last = tool_parts[-1]
+        last_calls = [c for m in last for c in m.tool_calls]
+        assert last_calls[-1].name in ARITHMETIC and last[-1].content  # the sum or difference, then the answer
+        looked_up = [c for c in last_calls if c.name not in ARITHMETIC]
+        earlier = [c for t in tool_parts[:-1] for m in t for c in m.tool_calls if c.name not in ARITHMETIC]
+        # the same tool as an earlier call, for another value of one argument ("And Bergen?")
+        again = looked_up or [c for t in tool_parts[1:-1] for m in t for c in m.tool_calls if c.name not in ARITHMETIC]
+        assert any(a.name == e.name and a is not e and len({k for k in a.arguments if a.arguments[k] !=
+                   e.arguments.get(k)}) == 1 for a in again for e in earlier), conv.messages
+        shown = " ".join(m.content for t in parts[:parts.index(last)] for m in t if m.role == "tool")
+        shown += " ".join(m.content for m in last if m.role == "tool" and m is not last[-2])
+        numbers = re.findall(r"\d+(?:\.\d+)?", json.dumps(last_calls[-1].arguments))
+        assert len(numbers) == 2 and all(n in shown for n in numbers), (numbers, shown)  # both from results
+        result = last[-2].content  # the arithmetic tool's result, quoted by the answer
+        assert re.findall(r"-?\d+(?:\.\d+)?", result)[-1] in last[-1].content
+        if looked_up:
+            lookup_then_arithmetic += 1
+            assert len(looked_up) == 1 and [m.tool_calls != [] for m in last].count(True) == 2  # one after the other
+        else:
+            only_arithmetic += 1
+            assert len(last_calls) == 1  # nothing looked up again: the two results are in the chat already
+    assert only_arithmetic >= 0.5 * len(sessions) and lookup_then_arithmetic >= 0.1 * len(sessions)
+    mix = synthetic_conversations(300, 5, weights=MIXES["revisit"], refusals=False, fresh_names=0.5)
+    counts = Counter(c.kind for c in mix)
+    assert set(counts) == {k for k, w in MIXES["revisit"].items() if w} and counts["revisit"] >= 20
+
+
+def test_the_shipped_adapters_recipe_draws_the_same_conversations_as_when_it_was_trained() -> None:
+    """`make tool-lora-1.5b-serial` (today's `local:default`): new kinds must not change what it draws."""
+    conversations = synthetic_conversations(240, 0, weights=MIXES["serial"], refusals=False, fresh_names=0.5)
+    text = json.dumps([[c.tools, [m.model_dump() for m in c.messages]] for c in conversations], default=str)
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == SERIAL_RECIPE_SHA
 
 
 def test_the_evaluation_tools_are_held_out_and_never_offered() -> None:

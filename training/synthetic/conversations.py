@@ -5,7 +5,8 @@ one after the other: a chain, or two things asked at once), `no_tool` (no call),
 `chain3` (three or four dependent calls), `parallel` (two calls side by side in one reply), `compute` (lookups,
 then an arithmetic tool on their values), `multi_turn` (a chat of 4 to 8 turns; see
 `agentkit.training.synthetic.multiturn`), `crowded` (a no-call request offered 5 to 9 tools) and `slipped` (a
-chat in which earlier lookups were answered without a call; those answers are history, not taught).
+chat in which earlier lookups were answered without a call; those answers are history, not taught) and
+`revisit` (a chat that looks a value up, asks the same for another, then adds or subtracts the two results).
 """
 
 from __future__ import annotations
@@ -48,14 +49,20 @@ RECOVER_WEIGHTS: Mapping[str, float] = {"single": 18, "use_result": 8, "sequence
                                         "multi_turn": 8, "slipped": 8, "no_tool": 8, "crowded": 12}
 """The `serial` mix with chats in which earlier lookups were answered without a call (`slipped`), taken from
 the one-call kinds, the chats and the no-tool requests."""
+REVISIT_WEIGHTS: Mapping[str, float] = {"single": 14, "use_result": 8, "sequence": 12, "chain3": 10, "compute": 14,
+                                        "multi_turn": 8, "revisit": 12, "no_tool": 10, "crowded": 12}
+"""The `serial` mix with chats that come back to earlier results (`revisit`: the same lookup for another value,
+then the two results added or subtracted by the arithmetic tool), taken from the one-call kinds, computing
+and the plain chats."""
 MIXES: Mapping[str, Mapping[str, float]] = {"default": KIND_WEIGHTS, "chains": CHAINS_WEIGHTS, "serial": SERIAL_WEIGHTS,
-                                            "recover": RECOVER_WEIGHTS}
+                                            "recover": RECOVER_WEIGHTS, "revisit": REVISIT_WEIGHTS}
 """The named mixes (`scripts/train_tool_lora.py --mix NAME`)."""
-KINDS: tuple[str, ...] = (*CHAINS_WEIGHTS, "crowded", "slipped")
+KINDS: tuple[str, ...] = (*CHAINS_WEIGHTS, "crowded", "slipped", "revisit")
 """Every kind of conversation."""
 ARITHMETIC_DISTRACTOR = 0.3
 """In a mix with `compute` or `multi_turn` conversations, the share of the other conversations offered an
 arithmetic tool they do not need (so that being offered is no reason to call it)."""
+_CHATS = ("multi_turn", "slipped", "revisit")
 _JUDGED = tuple(f for f in FAMILIES if f.judge is not None)
 _PAIR_MODES: tuple[Mode, ...] = ("both", "compare")
 
@@ -83,8 +90,8 @@ def _compute(build: Builder) -> Turn:
 
 def _drawn(build: Builder, kind: str, arithmetic: float) -> ToolConversation:
     """A conversation of one of the kinds beyond the default mix."""
-    if kind in ("multi_turn", "slipped"):
-        return session(build, slipped=kind == "slipped")
+    if kind in _CHATS:
+        return session(build, slipped=kind == "slipped", revisit=kind == "revisit")
     for _ in range(20):
         build.start()
         try:
@@ -111,7 +118,7 @@ def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, floa
     if set(mix) - set(KINDS) or not any(mix.values()):
         raise ValueError(f"weights name kinds of {sorted(KINDS)}, at least one above 0")
     kinds, shares = list(mix), list(mix.values())
-    arithmetic = ARITHMETIC_DISTRACTOR if mix.get("compute") or mix.get("multi_turn") or mix.get("slipped") else 0.0
+    arithmetic = ARITHMETIC_DISTRACTOR if mix.get("compute") or any(mix.get(k) for k in _CHATS) else 0.0
     rng = random.Random(seed)
     build = Builder(rng, fresh_names)
     out: list[ToolConversation] = []
@@ -134,7 +141,7 @@ def synthetic_conversations(n: int, seed: int = 0, *, weights: Mapping[str, floa
             tools = list(conv.tools)
             tools.insert(rng.randrange(len(tools) + 1), with_arithmetic(build))
             conv = ToolConversation(conv.kind, tools, conv.messages, conv.final, conv.given)
-        if finish and rng.random() < finish and kind not in ("multi_turn", "slipped"):  # no draw without: as before
+        if finish and rng.random() < finish and kind not in _CHATS:  # no draw without: as before
             conv = finishing(build, conv)
         assert not [t for t in conv.tools if held_out(t["function"]["name"])], conv.tools
         out.append(conv)

@@ -13,6 +13,10 @@ A `slipped` session (`session(b, slipped=True)`) is the same chat in which one o
 needed a lookup were answered without a call, with values no result gave: the state a model's own made-up
 answer leaves a chat in. Those answers are shown as history and not taught (`ToolConversation.given`); the
 later tool turns call as in any session, and no later turn follows up on a made-up value.
+
+A `revisit` session (`session(b, revisit=True)`) comes back to an earlier result: one tool turn looks a value
+up, a later one asks the same for another value ("And Bergen?"), and the last tool turn adds or subtracts the
+two results with the arithmetic tool, looking nothing up again (`agentkit.training.synthetic.revisit`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,13 @@ from collections.abc import Sequence
 from agentkit.messages import Message
 from agentkit.training.synthetic.arithmetic import FORMULA_FAMILIES
 from agentkit.training.synthetic.chains import CHAIN_PATTERNS, LONG_CHAINS, ChainPattern
-from agentkit.training.synthetic.computing import COMPUTE_PATTERNS, PAIR_PATTERNS, WORD_PROBLEMS, ComputePattern
+from agentkit.training.synthetic.computing import (
+    COMPUTE_PATTERNS,
+    PAIR_PATTERNS,
+    WORD_PROBLEMS,
+    ComputePattern,
+    PairPattern,
+)
 from agentkit.training.synthetic.families import BY_KEY, FAMILIES
 from agentkit.training.synthetic.family import Family
 from agentkit.training.synthetic.multistep import (
@@ -39,6 +49,7 @@ from agentkit.training.synthetic.multistep import (
     word_problem_turn,
 )
 from agentkit.training.synthetic.no_tool import CLOSINGS, CREATIVE, GREETINGS, KNOWLEDGE, SMALL_TALK
+from agentkit.training.synthetic.revisit import COMBINABLE, again_and_gap_turn, again_turn, anchor_turn, combine_turn
 from agentkit.training.synthetic.surface import dress, fields, may_lower, text_of
 from agentkit.training.synthetic.turns import Builder, Lookup, ToolConversation, Turn, draw_args, outputs
 
@@ -199,15 +210,42 @@ def slipped_turn(b: Builder) -> tuple[Turn, Lookup]:
     return Turn(turn.request, [Message.assistant(rng.choice(fam.answers).format(**made_up))]), lk
 
 
-def session(b: Builder, slipped: bool = False) -> ToolConversation:
-    """A chat of 4 to 8 user turns (see the module): kind "multi_turn", or with `slipped` one or two tool turns
-    answered without a call and marked `given`: kind "slipped"."""
+def revisit_roles(rng: random.Random, slots: Sequence[bool]) -> dict[int, str]:
+    """Which tool turns of a planned session carry a revisit thread: "anchor" (a lookup), "again" (the same for
+    another value) and, last, "combine" (the two results added or subtracted); with two tool turns, the anchor
+    and "again_gap" (the second lookup and the difference in one turn)."""
+    tools = [i for i, s in enumerate(slots) if s]
+    if len(tools) == 2:
+        return {tools[0]: "anchor", tools[1]: "again_gap"}
+    anchor = rng.choice(tools[:-2])
+    again = rng.choice([i for i in tools[:-1] if i > anchor])
+    return {anchor: "anchor", again: "again", tools[-1]: "combine"}
+
+
+def _revisit_turn(b: Builder, role: str, pattern: PairPattern, thread: Sequence[Lookup]) -> Turn:
+    """The revisit thread's turn for `role`, given the thread's lookups so far."""
+    if role == "anchor":
+        return anchor_turn(b, pattern)
+    if role == "again":
+        return again_turn(b, pattern, thread[0])
+    if role == "again_gap":
+        return again_and_gap_turn(b, pattern, thread[0])
+    return combine_turn(b, pattern, thread[0], thread[1])
+
+
+def session(b: Builder, slipped: bool = False, revisit: bool = False) -> ToolConversation:
+    """A chat of 4 to 8 user turns (see the module): kind "multi_turn"; with `slipped` one or two tool turns
+    answered without a call and marked `given` (kind "slipped"); with `revisit` a thread that comes back to an
+    earlier result (kind "revisit")."""
     b.start()
     rng = b.rng
     b.calc = rng.choice(FORMULA_FAMILIES)  # offered in every session, as a chat's calculator is
     slots = plan(rng, rng.randint(4, 8))
     last_tool = max(i for i, s in enumerate(slots) if s)
     slips = slip_slots(rng, slots) if slipped else set()
+    roles = revisit_roles(rng, slots) if revisit else {}
+    pattern = rng.choice(COMBINABLE) if revisit else COMBINABLE[0]  # no draw without: the other kinds as before
+    thread: list[Lookup] = []
     turns: list[Turn] = []
     earlier: list[Lookup] = []
     skipped: list[Lookup] = []  # lookups a slipped turn should have made: offered, never followed up
@@ -221,8 +259,10 @@ def session(b: Builder, slipped: bool = False) -> ToolConversation:
             try:
                 if i in slips:
                     turn, missed = slipped_turn(b)
+                elif i in roles:
+                    turn = _revisit_turn(b, roles[i], pattern, thread)
                 elif needs_tool:
-                    turn = _tool_turn(b, earlier, computes=i == last_tool and not computed)
+                    turn = _tool_turn(b, earlier, computes=i == last_tool and not computed and not roles)
                 else:
                     turn = _chat_turn(b, i, i == len(slots) - 1, earlier, avoid, asked)
             except Redraw:
@@ -234,6 +274,7 @@ def session(b: Builder, slipped: bool = False) -> ToolConversation:
         else:
             raise RuntimeError("no turn without a repeat in 10 draws")  # pragma: no cover
         called.update(keys)
+        thread += [lk for lk in turn.lookups if lk.fam.key == pattern.key] if i in roles else []
         earlier += turn.lookups
         skipped += [missed] if missed else []
         computed = computed or any(lk.fam.domain == "arithmetic" for lk in turn.lookups)
@@ -255,4 +296,5 @@ def session(b: Builder, slipped: bool = False) -> ToolConversation:
         messages.append(Message.user(turn.request))
         given += [len(messages)] if i in slips else []
         messages += turn.replies
-    return ToolConversation("slipped" if slipped else "multi_turn", tools, messages, given=tuple(given))
+    kind = "slipped" if slipped else "revisit" if revisit else "multi_turn"
+    return ToolConversation(kind, tools, messages, given=tuple(given))
