@@ -555,7 +555,7 @@ def test_revisit_chats_look_up_another_value_then_combine_the_two_results_with_t
         assert any(a.name == e.name and a is not e and len({k for k in a.arguments if a.arguments[k] !=
                    e.arguments.get(k)}) == 1 for a in again for e in earlier), conv.messages
         shown = " ".join(m.content for t in parts[:parts.index(last)] for m in t if m.role == "tool")
-        shown += " ".join(m.content for m in last if m.role == "tool" and m is not last[-2])
+        shown += " " + " ".join(m.content for m in last if m.role == "tool" and m is not last[-2])
         numbers = re.findall(r"\d+(?:\.\d+)?", json.dumps(last_calls[-1].arguments))
         assert len(numbers) == 2 and all(n in shown for n in numbers), (numbers, shown)  # both from results
         result = last[-2].content  # the arithmetic tool's result, quoted by the answer
