@@ -1,7 +1,7 @@
 """Turns that need more than one call: chains of three or four calls, calls made side by side in one reply,
-and computing with results through an arithmetic tool. Each builder returns a `Turn`; `as_conversation` makes
-a one-request conversation of it, and the chat sessions (`agentkit.training.synthetic.multiturn`) use the
-same turns."""
+and computing with results through an arithmetic tool, and the one-lookup turn they start from. Each builder
+returns a `Turn`; `as_conversation` makes a one-request conversation of it, and the chat sessions
+(`agentkit.training.synthetic.multiturn`) use the same turns."""
 
 from __future__ import annotations
 
@@ -95,6 +95,23 @@ def follow_chain_turn(b: Builder, chain: ChainPattern, earlier: Lookup) -> Turn:
     return Turn(dress(template.format(**surfaces), rng, may_lower(second)), b.replies([[lk]], answer), [lk])
 
 
+def lookup_turn(b: Builder, fam: Family, asks: Sequence[str] | None = None) -> Turn:
+    """One lookup, asked as one of `asks` (default: the family's requests) asks it, answered as the family
+    answers."""
+    rng = b.rng
+    template = b.ask(rng.choice(fam.asks if asks is None else asks))
+    args, surfaces = draw_args(fam, set(fields(template)), rng)
+    lk = b.lookup(fam, args)
+    answer = rng.choice(fam.answers).format(**lk.values)
+    return Turn(dress(template.format(**surfaces), rng, may_lower(fam)), b.replies([[lk]], answer), [lk])
+
+
+def sum_or_gap(b: Builder, v_1: float, v_2: float, add: bool) -> Lookup:
+    """The arithmetic tool's call on two values: their sum (`add`), or the smaller taken from the larger."""
+    hi, lo = (v_1, v_2) if v_1 >= v_2 else (v_2, v_1)
+    return arithmetic_call(b, f"{text_of(v_1)} + {text_of(v_2)}" if add else f"{text_of(hi)} - {text_of(lo)}")
+
+
 Mode = Literal["both", "compare", "combine"]
 
 
@@ -132,9 +149,7 @@ def pair_turn(b: Builder, pattern: PairPattern, mode: Mode) -> Turn:
         return Turn(request, b.replies([[lk_1, lk_2]], answer), [lk_1, lk_2])
     if mode == "combine" and combine:
         v_1, v_2 = lk_1.outs[combine.field], lk_2.outs[combine.field]
-        hi, lo = (v_1, v_2) if v_1 >= v_2 else (v_2, v_1)
-        formula = f"{text_of(v_1)} + {text_of(v_2)}" if combine.add else f"{text_of(hi)} - {text_of(lo)}"
-        calc = arithmetic_call(b, formula)
+        calc = sum_or_gap(b, v_1, v_2, combine.add)
         answer = combine.answer.format(x_1=x_1, v_1=text_of(v_1), x_2=x_2, v_2=text_of(v_2),
                                        result=calc.outs["result"])
         return Turn(request, b.replies([[lk_1, lk_2], [calc]], answer), [lk_1, lk_2, calc])

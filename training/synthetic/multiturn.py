@@ -45,13 +45,14 @@ from agentkit.training.synthetic.multistep import (
     follow_chain_turn,
     follow_compute_turn,
     long_chain_turn,
+    lookup_turn,
     pair_turn,
     word_problem_turn,
 )
 from agentkit.training.synthetic.no_tool import CLOSINGS, CREATIVE, GREETINGS, KNOWLEDGE, SMALL_TALK
 from agentkit.training.synthetic.revisit import COMBINABLE, again_and_gap_turn, again_turn, anchor_turn, combine_turn
-from agentkit.training.synthetic.surface import dress, fields, may_lower, text_of
-from agentkit.training.synthetic.turns import Builder, Lookup, ToolConversation, Turn, draw_args, outputs
+from agentkit.training.synthetic.surface import dress, text_of
+from agentkit.training.synthetic.turns import Builder, Lookup, ToolConversation, Turn, outputs
 
 RECALL_ASKS = ("Sorry, what was the {label} again?", "Remind me, what was the {label}?",
                "And the {label} was...?", "What did you say the {label} was?", "wait, which {label} was it?")
@@ -91,16 +92,6 @@ def plan(rng: random.Random, n: int) -> list[bool]:
         at = max(i for i, s in enumerate(kept) if s)
         slots = kept[:at] + [False] * run + kept[at:]
     return slots
-
-
-def single_turn(b: Builder, fam: Family) -> Turn:
-    """One lookup, asked as the family's requests ask it."""
-    rng = b.rng
-    template = b.ask(rng.choice(fam.asks))
-    args, surfaces = draw_args(fam, set(fields(template)), rng)
-    lk = b.lookup(fam, args)
-    answer = rng.choice(fam.answers).format(**lk.values)
-    return Turn(dress(template.format(**surfaces), rng, may_lower(fam)), b.replies([[lk]], answer), [lk])
 
 
 def recall_turn(b: Builder, earlier: Sequence[Lookup], asked: set[str]) -> Turn | None:
@@ -170,9 +161,9 @@ def _tool_turn(b: Builder, earlier: Sequence[Lookup], computes: bool) -> Turn:
         return word_problem_turn(b, rng.choice(WORD_PROBLEMS))
     anchor = rng.choices(_ANCHORS, _ANCHOR_WEIGHTS)[0]
     if anchor == "chain_first":
-        return single_turn(b, BY_KEY[rng.choice(list(_FOLLOW_CHAINS))])
+        return lookup_turn(b, BY_KEY[rng.choice(list(_FOLLOW_CHAINS))])
     if anchor == "compute_first":
-        return single_turn(b, BY_KEY[rng.choice(list(_FOLLOW_COMPUTE))])
+        return lookup_turn(b, BY_KEY[rng.choice(list(_FOLLOW_COMPUTE))])
     if anchor == "pair":
         pair = rng.choice(PAIR_PATTERNS)
         modes: list[Mode] = ["both"]
@@ -183,7 +174,7 @@ def _tool_turn(b: Builder, earlier: Sequence[Lookup], computes: bool) -> Turn:
         return long_chain_turn(b, rng.choice(LONG_CHAINS))
     if anchor == "compute":
         return compute_turn(b, rng.choice(COMPUTE_PATTERNS))
-    return single_turn(b, rng.choice(FAMILIES))
+    return lookup_turn(b, rng.choice(FAMILIES))
 
 
 def _call_key(lk: Lookup) -> str:
@@ -204,7 +195,7 @@ def slipped_turn(b: Builder) -> tuple[Turn, Lookup]:
     gave them), and the lookup it should have made."""
     rng = b.rng
     fam = rng.choice([f for f in FAMILIES if f.domain != "arithmetic"])
-    turn = single_turn(b, fam)
+    turn = lookup_turn(b, fam)
     lk = turn.lookups[0]
     made_up = {k: text_of(v) for k, v in {**lk.args, **outputs(fam, lk.args, rng)}.items()}
     return Turn(turn.request, [Message.assistant(rng.choice(fam.answers).format(**made_up))]), lk

@@ -10,12 +10,11 @@ tools and values are the generator's own (`PAIR_PATTERNS` with a `combine`); the
 
 from __future__ import annotations
 
-from agentkit.training.synthetic.arithmetic import arithmetic_call
 from agentkit.training.synthetic.computing import PAIR_PATTERNS, PairPattern
 from agentkit.training.synthetic.families import BY_KEY
-from agentkit.training.synthetic.multistep import Redraw
-from agentkit.training.synthetic.surface import dress, fields, may_lower, text_of
-from agentkit.training.synthetic.turns import Builder, Lookup, Turn, draw_args
+from agentkit.training.synthetic.multistep import Redraw, lookup_turn, sum_or_gap
+from agentkit.training.synthetic.surface import dress, fields, text_of
+from agentkit.training.synthetic.turns import Builder, Lookup, Turn
 from agentkit.training.synthetic.values import value
 
 LABELS = {"points": "points", "bikes": "bikes", "free_spaces": "free spaces", "players_online": "players",
@@ -49,13 +48,7 @@ COMBINABLE: tuple[PairPattern, ...] = tuple(p for p in PAIR_PATTERNS
 
 def anchor_turn(b: Builder, pattern: PairPattern) -> Turn:
     """A lookup for one value of the pattern's varied parameter, asked as the family's requests ask it."""
-    rng = b.rng
-    fam = BY_KEY[pattern.key]
-    template = b.ask(rng.choice(_asks_naming(pattern)))
-    args, surfaces = draw_args(fam, set(fields(template)), rng)
-    lk = b.lookup(fam, args)
-    answer = rng.choice(fam.answers).format(**lk.values)
-    return Turn(dress(template.format(**surfaces), rng, may_lower(fam)), b.replies([[lk]], answer), [lk])
+    return lookup_turn(b, BY_KEY[pattern.key], _asks_naming(pattern))
 
 
 def _second(b: Builder, pattern: PairPattern, first: Lookup) -> tuple[Lookup, str]:
@@ -82,8 +75,7 @@ def _combined(b: Builder, pattern: PairPattern, one: Lookup, two: Lookup, add: b
     assert pattern.combine is not None
     field = pattern.combine.field
     v_1, v_2 = one.outs[field], two.outs[field]
-    hi, lo = (v_1, v_2) if v_1 >= v_2 else (v_2, v_1)
-    calc = arithmetic_call(b, f"{text_of(v_1)} + {text_of(v_2)}" if add else f"{text_of(hi)} - {text_of(lo)}")
+    calc = sum_or_gap(b, v_1, v_2, add)
     answer = b.rng.choice(SUM_ANSWERS if add else GAP_ANSWERS).format(
         x_1=text_of(one.args[pattern.vary]), v_1=text_of(v_1), x_2=text_of(two.args[pattern.vary]),
         v_2=text_of(v_2), label=LABELS[field], result=calc.outs["result"])
