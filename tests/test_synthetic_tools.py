@@ -620,7 +620,8 @@ def test_the_leakage_rule_holds_on_a_sample_of_the_recipes() -> None:
     fake = {"A": {"pairs_at_or_above_threshold": [{"benchmark": "b", "training": "t", "cosine": THRESHOLD}]},
             "B": {"pairs_at_or_above_threshold": []}}
     assert leaks(fake) == [{"set": "A", "benchmark": "b", "training": "t", "cosine": THRESHOLD}]
-    sample = user_texts([*mixed(200), *synthetic_conversations(100, 0, refusals=False, fresh_names=0.5)])
+    revisit = synthetic_conversations(60, 0, weights=MIXES["revisit"], refusals=False, fresh_names=0.5)
+    sample = user_texts([*mixed(200), *synthetic_conversations(100, 0, refusals=False, fresh_names=0.5), *revisit])
     report = compare(benchmark_texts(), sample, Embedder.default())
     assert set(report) == {"A", "B", "C", "D", "multiturn", "multiturn_d", "sql-dev", "sql-test"}
     assert not leaks(report), leaks(report)
