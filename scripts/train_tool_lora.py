@@ -3,19 +3,19 @@
     python scripts/train_tool_lora.py --out runs/tool-lora --conversations 600 --steps 75
     agentkit chat --model local:qwen2.5-coder-0.5b+runs/tool-lora/adapter   # the shipped recipes: make tool-lora(-1.5b)
 
-The conversations (`agentkit.training.synthetic`) use tools from ~90 invented families and never the tools of
-the benchmarks (`HELD_OUT_TOOLS`), so what the benchmarks measure afterwards is transfer: choosing among
-offered tools, a second call that uses the first one's result, an answer that quotes the results, no call
-when no tool fits. `--mix chains` (`make tool-lora-1.5b-chains`) adds chains of three or four calls, calls
-side by side in one reply, computing with results through an arithmetic tool, and chats of 4 to 8 turns that
-mix turns with and without tools; `--mix serial` (`make tool-lora-1.5b-serial`) the same without calls side
-by side, with no-tool requests offered many tools; `--mix recover` and `--mix revisit` add to `serial` chats
-with made-up earlier answers and chats that combine two earlier results. Each conversation is replayed
-through the agent loop (`agentkit.training.demonstrations`; a chat turn by turn, with its history), so the model learns
-the prompts it will see in use. Besides the peft folder it writes `adapter.q4.safetensors`, the adapter packed to 4 bits
+The conversations (`agentkit.training.synthetic`) use tools from ~90 invented families and never the tools of the
+benchmarks (`HELD_OUT_TOOLS`), so what the benchmarks measure afterwards is transfer: choosing among offered tools,
+a second call that uses the first one's result, an answer that quotes the results, no call when no tool fits.
+`--mix chains` (`make tool-lora-1.5b-chains`) adds chains of three or four calls, calls side by side in one reply,
+computing with results through an arithmetic tool, and chats of 4 to 8 turns that mix turns with and without tools;
+`--mix serial` (`make tool-lora-1.5b-serial`) the same without calls side by side, with no-tool requests offered
+many tools; `--mix recover` and `--mix revisit` add to `serial` chats with made-up earlier answers and chats that
+combine two earlier results, `--mix revisit-recover` both. Each conversation is replayed through the agent loop
+(`agentkit.training.demonstrations`; a chat turn by turn, with its history), so the model learns the prompts it
+will see in use. Besides the peft folder it writes `adapter.q4.safetensors`, the adapter packed to 4 bits
 (`agentkit.models.packed_adapter`), the form `local:default` ships it in. On the 1.5B (`--model
-qwen2.5-coder-1.5b`, `make tool-lora-1.5b`, the default's) `--micro-batch 2 --checkpointing` keeps the run
-within 16 GB.
+qwen2.5-coder-1.5b`, `make tool-lora-1.5b`, the default's) `--micro-batch 2 --checkpointing` keeps the run within
+16 GB.
 """
 
 from __future__ import annotations

@@ -572,6 +572,14 @@ def test_revisit_chats_look_up_another_value_then_combine_the_two_results_with_t
     assert set(counts) == {k for k, w in MIXES["revisit"].items() if w} and counts["revisit"] >= 20
 
 
+def test_the_revisit_recover_mix_draws_both_revisit_and_slipped_chats_beside_every_serial_kind() -> None:
+    mix = synthetic_conversations(300, 5, weights=MIXES["revisit-recover"], refusals=False, fresh_names=0.5)
+    counts = Counter(c.kind for c in mix)
+    assert set(counts) == set(MIXES["serial"]) | {"revisit", "slipped"}
+    assert counts["revisit"] >= 20 and counts["slipped"] >= 12
+    assert all(c.given for c in mix if c.kind == "slipped") and not any(c.given for c in mix if c.kind != "slipped")
+
+
 def test_the_shipped_adapters_recipe_draws_the_same_conversations_as_when_it_was_trained() -> None:
     """`make tool-lora-1.5b-serial` (today's `local:default`): new kinds must not change what it draws."""
     conversations = synthetic_conversations(240, 0, weights=MIXES["serial"], refusals=False, fresh_names=0.5)

@@ -10,7 +10,8 @@ chat has several) of the conversations `agentkit.training.synthetic.synthetic_co
 - the sample: `--sample N` (default 2000) conversations with the seed, mix and options of the Makefile's
   `tool-lora-1.5b-chains` recipe, standing for what the recipe and any longer run of it draws from;
 - each Makefile recipe as it runs with this generator (`tool-lora`, `tool-lora-1.5b`, `tool-lora-1.5b-chains`,
-  `tool-lora-1.5b-serial`, `tool-lora-1.5b-revisit`: their number of conversations and options), reported apart.
+  `tool-lora-1.5b-serial`, `tool-lora-1.5b-revisit`,
+  `tool-lora-1.5b-revisit-recover`: their number of conversations and options), reported apart.
 
 Only the data-building function runs (no model). Both sides are embedded with the packaged all-MiniLM-L6-v2
 (`agentkit.memory.embeddings.Embedder.default()`, offline, L2-normalised, so a dot product is the cosine). For
@@ -63,6 +64,8 @@ RECIPES: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "fresh_names": 0.5}),
     ("make tool-lora-1.5b-revisit", {"n": 240, "seed": 0, "weights": MIXES["revisit"], "refusals": False,
                                      "fresh_names": 0.5}),
+    ("make tool-lora-1.5b-revisit-recover", {"n": 240, "seed": 0, "weights": MIXES["revisit-recover"],
+                                             "refusals": False, "fresh_names": 0.5}),
 )
 SAMPLE_OPTIONS: dict[str, Any] = {k: v for k, v in RECIPES[2][1].items() if k != "n"}
 """The sample's generator options: the chains recipe's seed, mix and options."""

@@ -54,8 +54,14 @@ REVISIT_WEIGHTS: Mapping[str, float] = {"single": 14, "use_result": 8, "sequence
 """The `serial` mix with chats that come back to earlier results (`revisit`: the same lookup for another value,
 then the two results added or subtracted by the arithmetic tool), taken from the one-call kinds, computing
 and the plain chats."""
+REVISIT_RECOVER_WEIGHTS: Mapping[str, float] = {"single": 12, "use_result": 6, "sequence": 10, "chain3": 10,
+                                                "compute": 14, "multi_turn": 6, "revisit": 12, "slipped": 8,
+                                                "no_tool": 10, "crowded": 12}
+"""The `revisit` mix with the `recover` mix's chats in which earlier lookups were answered without a call
+(`slipped`), taken from the one-call kinds and the plain chats."""
 MIXES: Mapping[str, Mapping[str, float]] = {"default": KIND_WEIGHTS, "chains": CHAINS_WEIGHTS, "serial": SERIAL_WEIGHTS,
-                                            "recover": RECOVER_WEIGHTS, "revisit": REVISIT_WEIGHTS}
+                                            "recover": RECOVER_WEIGHTS, "revisit": REVISIT_WEIGHTS,
+                                            "revisit-recover": REVISIT_RECOVER_WEIGHTS}
 """The named mixes (`scripts/train_tool_lora.py --mix NAME`)."""
 KINDS: tuple[str, ...] = (*CHAINS_WEIGHTS, "crowded", "slipped", "revisit")
 """Every kind of conversation."""
