@@ -1,0 +1,253 @@
+"""`agentkit learn` per database of the generated SQL task set: each database's agent learns from some of its
+questions and is measured on the rest, before and after, over seeds.
+
+    python tests/benchmarks/bench_learn_split.py --split dev --dbs 3 --budget 15m --seeds 0,1,2
+    python tests/benchmarks/bench_learn_split.py --split test --dbs 3 --budget 15m --seeds 0,1,2   # report only
+    python tests/benchmarks/bench_learn_split.py --split dev --db-ids home_care --train 6 --heldout 4 \\
+        --budget 2ep --seeds 0 --out /tmp/smoke.json
+
+Per seed and database (the split's first `--dbs`, in its order, or `--db-ids`): the database's task-file
+questions are shuffled with the seed and the last `--heldout` of them held out; the learning side is the others,
+then the database's spare questions (`agentkit.sql.taskgen.spare_questions`: checked questions over the same
+data that no split scores), up to `--train`, a spare dropped when its question is a close paraphrase of a
+held-out one (MiniLM cosine at least `--max-similarity`) or its gold SQL is a held-out one's
+(`bench_from_runs.with_spares`). `agentkit.training.learning.learn` then runs on the learning side for `--budget`
+with `--methods` (default: what `learn` runs for the model), keeping a method only when its validation share
+does not drop, and measures the held-out questions before and after each method (its react agent, `--max-steps`
+steps, greedy). The seed also picks `learn`'s validation share and the order of its train tasks.
+
+Reports, per seed and database: before and after, the change in points, each method's own change (the
+evaluation after it against the one before it) and whether it was kept, the held-out tasks that flipped with
+the artefacts their run was shown, minutes and tokens per phase; per seed, the databases pooled with Wilson 95 %
+intervals; over seeds, the mean change and its range. Each (seed, database) runs in WORK/seedS/DB and resumes
+there: a finished one is read back, an unfinished one continued. Writes `--out` (default
+tests/benchmarks/results/learn-split-SPLIT[-LABEL].json, with the split's kind as "data_kind"): test figures are
+for reporting only, and a test run's trajectories are not to be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench_from_runs import MAX_SIMILARITY, Plan, by_database, spare_tasks, with_spares
+from bench_sql_split import split_environment, wilson
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def plan_seed(groups: dict[str, list[Any]], db_ids: Sequence[str], seed: int, train: int, heldout: int, *,
+              spares: dict[str, list[Any]], max_similarity: float = MAX_SIMILARITY,
+              similarity: Callable[[list[str], list[str]], Any] | None = None) -> dict[str, Plan]:
+    """Each database's learning side (`afternoon`) and held-out questions for `seed`: its task-file questions
+    shuffled by `random.Random(f"{seed}:{db}")`, the last `heldout` held out, the rest then spares up to
+    `train`."""
+    plans = {}
+    for db in db_ids:
+        frozen = list(groups[db])
+        random.Random(f"{seed}:{db}").shuffle(frozen)
+        plans[db] = with_spares(frozen, spares.get(db, []), train, heldout, max_similarity=max_similarity,
+                                similarity=similarity)
+    return plans
+
+
+def database_row(db: str, report: Any, plan: Plan) -> dict[str, Any]:
+    """One (seed, database) learn report as the benchmark's row."""
+    evaluations = [report.before, *report.evaluations]
+    methods = []
+    for method, earlier, later in zip(report.methods, evaluations, evaluations[1:], strict=False):
+        details = report.details.get(method, {})
+        methods.append({"method": method, "kept": "set_aside" not in details,
+                        "set_aside": details.get("set_aside"),
+                        "delta_points": round(100 * (later.success_rate - earlier.success_rate), 1),
+                        "after": later.successes})
+    return {
+        "db_id": db, "train": len(plan.afternoon), "heldout": len(plan.heldout),
+        "spares": {k: plan.spares[k] for k in ("available", "used", "dropped_paraphrase", "dropped_same_sql",
+                                               "heldout_nearest_afternoon")} if plan.spares else None,
+        "validation": len(report.validation_tasks),
+        "before": {"correct": report.before.successes, "tasks": report.before.tasks},
+        "after": {"correct": report.after.successes, "tasks": report.after.tasks},
+        "delta_points": round(100 * report.delta, 1), "methods": methods,
+        "flips": [f.model_dump() for f in report.flips],
+        "costs": [c.model_dump() for c in report.costs],
+    }
+
+
+def pooled(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The databases of one seed together: before and after with Wilson 95 % intervals, the change in points,
+    flips each way and learning minutes and tokens."""
+    def score(side: str) -> dict[str, Any]:
+        k, n = sum(r[side]["correct"] for r in rows), sum(r[side]["tasks"] for r in rows)
+        return {"correct": k, "tasks": n, "accuracy": round(k / n, 4) if n else 0.0, "wilson95": wilson(k, n)}
+
+    before, after = score("before"), score("after")
+    learning = [c for r in rows for c in r["costs"] if c["phase"].startswith("learn-")]
+    return {"before": before, "after": after,
+            "delta_points": round(100 * (after["accuracy"] - before["accuracy"]), 1),
+            "became_right": sum(f["became"] == "right" for r in rows for f in r["flips"]),
+            "became_wrong": sum(f["became"] == "wrong" for r in rows for f in r["flips"]),
+            "learning_minutes": round(sum(c["minutes"] for c in learning), 1),
+            "learning_tokens": sum(c["tokens"] for c in learning),
+            "evaluation_minutes": round(sum(c["minutes"] for r in rows for c in r["costs"]
+                                            if c["phase"].startswith("eval-")), 1)}
+
+
+def over_seeds(seeds: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The mean change over seeds (points), its range, and each method's mean change over seeds and databases."""
+    deltas = [s["overall"]["delta_points"] for s in seeds.values()]
+    by_method: dict[str, list[float]] = {}
+    for s in seeds.values():
+        for row in s["databases"]:
+            for m in row["methods"]:
+                by_method.setdefault(m["method"], []).append(m["delta_points"])
+    return {"seeds": len(deltas), "mean_delta_points": round(statistics.fmean(deltas), 1) if deltas else None,
+            "min_delta_points": min(deltas, default=None), "max_delta_points": max(deltas, default=None),
+            "method_mean_delta_points": {m: round(statistics.fmean(v), 1) for m, v in by_method.items()},
+            "method_worst_database_points": {m: min(v) for m, v in by_method.items()}}
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """Per seed and database, then pooled per seed, then the mean over seeds."""
+    head = ("seed", "database", "train / held-out", "before", "after", "Δ points", "methods (Δ, kept)",
+            "flips + / −", "learning min")
+    rows = [head, tuple("---" for _ in head)]
+    for seed, s in report["seeds"].items():
+        for r in s["databases"]:
+            methods = ", ".join(f"{m['method']} {m['delta_points']:+.1f}{'' if m['kept'] else ' (set aside)'}"
+                                for m in r["methods"])
+            minutes = sum(c["minutes"] for c in r["costs"] if c["phase"].startswith("learn-"))
+            rows.append((seed, r["db_id"], f"{r['train']} / {r['heldout']}",
+                         f"{r['before']['correct']}/{r['before']['tasks']}",
+                         f"{r['after']['correct']}/{r['after']['tasks']}", f"{r['delta_points']:+.1f}", methods,
+                         f"{sum(f['became'] == 'right' for f in r['flips'])} / "
+                         f"{sum(f['became'] == 'wrong' for f in r['flips'])}", f"{minutes:.1f}"))
+        o = s["overall"]
+        rows.append((seed, "**all**", "", _pct(o["before"]), _pct(o["after"]), f"{o['delta_points']:+.1f}", "",
+                     f"{o['became_right']} / {o['became_wrong']}", f"{o['learning_minutes']:.1f}"))
+    m = report["overall"]
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    lines.append(f"\nMean over {m['seeds']} seeds: {m['mean_delta_points']:+.1f} points "
+                 f"(from {m['min_delta_points']:+.1f} to {m['max_delta_points']:+.1f}); per method: "
+                 + ", ".join(f"{k} {v:+.1f}" for k, v in m["method_mean_delta_points"].items()))
+    return "\n".join(lines)
+
+
+def _pct(score: dict[str, Any]) -> str:
+    low, high = score["wilson95"]
+    return f"{score['correct']}/{score['tasks']} ({100 * low:.0f}-{100 * high:.0f} %)"
+
+
+def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work: Path, *, train: int,
+        heldout: int, budget: str, methods: Sequence[str] | None, spares: dict[str, list[Any]],
+        max_similarity: float = MAX_SIMILARITY, max_steps: int = 8, concurrency: int = 1,
+        similarity: Callable[[list[str], list[str]], Any] | None = None,
+        on_row: Callable[[int, dict[str, Any]], None] | None = None,
+        options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The benchmark: for every seed and database a `learn` run in WORK/seedS/DB (resumed when its state is
+    there), then the rows, the pooled figures per seed and the figures over seeds. `options`: further keyword
+    arguments of `learn` (e.g. `train_temperature`)."""
+    from agentkit.environments.sql import SQLEnvironment
+    from agentkit.training.learning import learn
+
+    groups = by_database(env.tasks())
+    out: dict[str, dict[str, Any]] = {}
+    for seed in seeds:
+        plans = plan_seed(groups, db_ids, seed, train, heldout, spares=spares, max_similarity=max_similarity,
+                          similarity=similarity)
+        rows = []
+        for db, plan in plans.items():
+            folder = work / f"seed{seed}" / db
+            common = {"schema": env.schema, "check_limit": env.check_limit, "check_case": env.check_case}
+            learning = SQLEnvironment(tasks=plan.afternoon, name=f"sql-{db}", **common)
+            held = SQLEnvironment(tasks=plan.heldout, name=f"sql-{db}", **common)
+            try:
+                report = learn(learning, model, budget=budget, methods=methods, out=folder, seed=seed,
+                               heldout=held, resume=(folder / "state.json").exists(), max_steps=max_steps,
+                               concurrency=concurrency, **(options or {}))
+            finally:
+                learning.close()
+                held.close()
+            rows.append(database_row(db, report, plan))
+            if on_row is not None:
+                on_row(seed, rows[-1])
+        out[str(seed)] = {"databases": rows, "overall": pooled(rows)}
+    return {"seeds": out, "overall": over_seeds(out)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
+    parser.add_argument("--dbs", type=int, default=3, help="the split's first N databases")
+    parser.add_argument("--db-ids", nargs="+", default=None, help="these databases of the split instead")
+    parser.add_argument("--train", type=int, default=40, help="questions to learn from per database")
+    parser.add_argument("--heldout", type=int, default=20, help="held-out questions per database")
+    parser.add_argument("--max-similarity", type=float, default=MAX_SIMILARITY,
+                        help="drop a spare this close (MiniLM cosine) to a held-out question, or closer")
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
+    parser.add_argument("--budget", default="15m", help="learning budget per database and seed (15m, 40ep)")
+    parser.add_argument("--methods", default=None, help="comma-separated (default: learn's own for the model)")
+    parser.add_argument("--model", default="local:default")
+    parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
+    parser.add_argument("--label", default="", help="suffix of the results file and work folder names")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results file (default tests/benchmarks/results/learn-split-SPLIT[-LABEL].json)")
+    args = parser.parse_args(argv)
+    if args.train < 1 or args.heldout < 1:
+        parser.error("--train and --heldout must be at least 1")
+    seeds = [int(s) for s in args.seeds.split(",")]
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    from agentkit.models import resolve_model
+    from agentkit.sql.taskgen import build_tasks
+
+    build_tasks(args.data, splits=(args.split,))
+    env = split_environment(args.data, args.split, "digest")
+    groups = by_database(env.tasks())
+    chosen = args.db_ids or list(groups)[:args.dbs]
+    unknown = [d for d in chosen if d not in groups]
+    if unknown:
+        parser.error(f"{args.split} split: not databases of the task set: {', '.join(unknown)}")
+    suffix = f"-{args.label}" if args.label else ""
+    started = time.strftime("%Y-%m-%d %H:%M")
+    model = resolve_model(args.model, parallel=args.concurrency)
+
+    def show(seed: int, row: dict[str, Any]) -> None:
+        print(f"seed {seed} {row['db_id']}: {row['before']['correct']}/{row['before']['tasks']} -> "
+              f"{row['after']['correct']}/{row['after']['tasks']} ({row['delta_points']:+.1f})", flush=True)
+
+    try:
+        result = run(env, chosen, seeds, model, args.data / "learn-split" / f"{args.split}{suffix}",
+                     train=args.train, heldout=args.heldout, budget=args.budget,
+                     methods=args.methods.split(",") if args.methods else None,
+                     spares=spare_tasks(args.data, chosen), max_similarity=args.max_similarity,
+                     max_steps=args.max_steps, concurrency=args.concurrency, on_row=show)
+    finally:
+        close = getattr(model, "close", None)
+        if callable(close):
+            close()
+        env.close()
+    report = {"benchmark": "learn-split", "split": args.split, "data_kind": args.split, "model": args.model,
+              "budget_per_database": args.budget, "methods": args.methods or "learn's default",
+              "train_per_db": args.train, "heldout_per_db": args.heldout, "max_steps": args.max_steps,
+              "concurrency": args.concurrency, "temperature": 0.0, "started": started, **result}
+    out = args.out or RESULTS / f"learn-split-{args.split}{suffix}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, default=str) + "\n")
+    print(markdown(report))
+    print(f"written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""tests/benchmarks/bench_learn_split.py end to end on one generated database (real SQLite from the task engine,
+real MiniLM embeddings, the real learning loop and skill library): per seed, the database's questions split into
+learning and held-out ones, `learn` run on each, the rows pooled and averaged over seeds, and a finished run read
+back on resume. The scripted model stands for the model's choices: it answers a question right only when a
+learned skill is in its context (or, while sampling, on some attempts)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from test_experience import build_train_db
+from test_learn_loop import LearningScript
+
+import agentkit.models
+from agentkit.environments.sql import SQLEnvironment
+from agentkit.messages import Message
+from agentkit.testing import FunctionModel
+
+sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
+from bench_from_runs import by_database
+from bench_learn_split import main, markdown, plan_seed, run
+
+LEARN = {"skill_options": {"min_score": -1.0}, "train_temperature": 0.7}
+
+
+def test_each_database_learns_from_its_own_questions_and_is_measured_on_the_rest_per_seed(tmp_path: Path) -> None:
+    build_train_db(tmp_path / "sqlgen")
+    env = SQLEnvironment(tasks=tmp_path / "sqlgen" / "train.jsonl", schema="digest", name="sql-train")
+    groups = by_database(env.tasks())
+    (db,) = groups
+    plans = {seed: plan_seed(groups, [db], seed, 6, 3, spares={})[db] for seed in (0, 1)}
+    for plan in plans.values():
+        assert len(plan.afternoon) == 6 and len(plan.heldout) == 3
+        assert not {t.id for t in plan.afternoon} & {t.id for t in plan.heldout}
+    assert {t.id for t in plans[0].heldout} != {t.id for t in plans[1].heldout}  # the seed picks the held-out
+    assert plan_seed(groups, [db], 0, 6, 3, spares={})[db].heldout == plans[0].heldout  # and the same again
+
+    seen: list[tuple[int, str]] = []
+    result = run(env, [db], [0, 1], LearningScript([env]), tmp_path / "work", train=6, heldout=3, budget="6ep",
+                 methods=("skills",), spares={}, max_steps=3, options=LEARN,
+                 on_row=lambda seed, row: seen.append((seed, row["db_id"])))
+    assert seen == [(0, db), (1, db)]
+    for seed in ("0", "1"):
+        (row,) = result["seeds"][seed]["databases"]
+        assert (row["train"], row["heldout"]) == (6, 3)
+        assert row["before"] == {"correct": 0, "tasks": 3} and row["after"] == {"correct": 3, "tasks": 3}
+        assert row["delta_points"] == 100.0
+        assert row["methods"] == [{"method": "skills", "kept": True, "set_aside": None, "delta_points": 100.0,
+                                   "after": 3}]
+        assert len(row["flips"]) == 3 and all(f["became"] == "right" and f["artefacts"] for f in row["flips"])
+        assert any(c["phase"] == "learn-skills" and c["episodes"] >= 1 for c in row["costs"])
+        summary = json.loads((tmp_path / "work" / f"seed{seed}" / db / "summary.json").read_text())
+        assert sorted(summary["heldout_tasks"]) == sorted(t.id for t in plans[int(seed)].heldout)
+        overall = result["seeds"][seed]["overall"]
+        assert overall["before"]["wilson95"][0] == 0.0 and overall["after"]["accuracy"] == 1.0
+        assert overall["became_right"] == 3 and overall["became_wrong"] == 0
+    assert result["overall"]["seeds"] == 2 and result["overall"]["mean_delta_points"] == 100.0
+    assert result["overall"]["method_mean_delta_points"] == {"skills": 100.0}
+    table = markdown({"seeds": result["seeds"], "overall": result["overall"]})
+    assert "| 1 | **all** |" in table and "Mean over 2 seeds: +100.0 points" in table
+
+    def never(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
+        raise AssertionError("a finished (seed, database) ran the model again")
+
+    again = run(env, [db], [0, 1], FunctionModel(never, name="learning-script"), tmp_path / "work", train=6,
+                heldout=3, budget="6ep", methods=("skills",), spares={}, max_steps=3, options=LEARN)
+    assert again == result
+    env.close()
+
+
+def test_the_command_builds_the_split_and_writes_the_results_file(tmp_path: Path, monkeypatch: Any) -> None:
+    def scripted(spec: str, **_: Any) -> LearningScript:
+        assert spec == "local:default"
+        return LearningScript([SQLEnvironment(tasks=tmp_path / "data" / "dev.jsonl", name="sql-dev")])
+
+    monkeypatch.setattr(agentkit.models, "resolve_model", scripted)
+    out = tmp_path / "learn-split.json"
+    assert main(["--split", "dev", "--dbs", "1", "--train", "4", "--heldout", "2", "--budget", "1ep", "--seeds", "0",
+                 "--methods", "skills", "--data", str(tmp_path / "data"), "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["data_kind"] == "dev" and report["model"] == "local:default" and report["methods"] == "skills"
+    (row,) = report["seeds"]["0"]["databases"]
+    assert (row["train"], row["heldout"], row["before"]["tasks"]) == (4, 2, 2)
+    assert row["spares"]["used"] == 0 and row["spares"]["available"] > 0  # the task file's own questions fill it
+    assert (tmp_path / "data" / "learn-split" / "dev" / "seed0" / row["db_id"] / "summary.json").is_file()
