@@ -118,6 +118,11 @@ def register(app: typer.Typer) -> None:
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Evaluation tasks run at once (a local "
                                         "model gets as many llama.cpp slots), skills episodes per step, "
                                         "notes-batch tasks at once."),
+        planner: str = typer.Option("react", "--planner", help="How the agent acts in evaluations and memory "
+                                    "runs: react, or draft (sql: the query drafted first, as `agentkit sql` "
+                                    "does; show the schema with --schema tables)."),
+        votes: int = typer.Option(5, "--votes", min=1, help="With --planner draft: drafts that vote by their "
+                                  "results."),
     ) -> None:
         """Learn skills, notes, experience and/or a LoRA adapter from the agent's own runs; report held-out
         success. With --from-runs, learn experience and notes from runs people rated."""
@@ -146,6 +151,10 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(str(exc)) from exc
         if unseen_db is not None and env != "sql":
             raise typer.BadParameter("--unseen-db needs --env sql")
+        if planner not in ("react", "draft"):
+            raise typer.BadParameter(f"--planner is 'react' or 'draft', not {planner!r}")
+        if planner == "draft" and env != "sql":
+            raise typer.BadParameter("--planner draft needs --env sql")
         if notes_analyst not in ("environment", "model"):
             raise typer.BadParameter(f"--notes-analyst is 'environment' or 'model', not {notes_analyst!r}")
         try:
@@ -184,7 +193,8 @@ def register(app: typer.Typer) -> None:
                                heldout=held_env, heldout_fraction=heldout_fraction, validation=validation,
                                unseen=unseen, resume=resume, max_steps=max_steps, train_temperature=temperature,
                                max_tokens=max_tokens, notes_threshold=notes_threshold, concurrency=concurrency,
-                               notes_analyst="model" if notes_analyst == "model" else "environment", on_event=show)
+                               notes_analyst="model" if notes_analyst == "model" else "environment",
+                               planner=planner, votes=votes, on_event=show)
             except (ValueError, FileExistsError, FileNotFoundError) as exc:
                 console.print(f"[red]error:[/red] {exc}")
                 raise typer.Exit(1) from exc

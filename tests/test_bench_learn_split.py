@@ -83,6 +83,7 @@ def test_the_command_builds_the_split_and_writes_the_results_file(tmp_path: Path
                  "--methods", "skills", "--data", str(tmp_path / "data"), "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["data_kind"] == "dev" and report["model"] == "local:default" and report["methods"] == "skills"
+    assert (report["planner"], report["schema"]) == ("react", "digest")
     (row,) = report["seeds"]["0"]["databases"]
     assert (row["train"], row["heldout"], row["before"]["tasks"]) == (4, 2, 2)
     assert row["spares"]["used"] == 0 and row["spares"]["available"] > 0  # the task file's own questions fill it

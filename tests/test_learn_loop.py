@@ -588,3 +588,40 @@ def test_a_method_that_helps_on_validation_is_kept(tmp_path: Path) -> None:
     off = learn(env, LearningScript([env]), budget="4ep", methods=("skills",), out=tmp_path / "off", seed=0,
                 validation=0.0, **OPTIONS)
     assert off.validation == [] and len(off.train_tasks) == len(report.train_tasks) + 4
+
+
+def test_the_draft_planner_acts_in_evaluations_and_learning_and_a_resume_must_name_it(tmp_path: Path) -> None:
+    """`learn(planner="draft")`: every run drafts its query in one completion first (`agentkit sql`'s agent); the
+    scripted model answers the held-out questions right only when worked examples are shown, and the train ones
+    always, so experience learned from verified draft runs flips the held-out tasks."""
+    from agentkit.environments.textgame import TextGameEnvironment
+    from agentkit.memory.experience import TITLE
+
+    records = [json.loads(line) for line in CLINIC_TASKS.read_text().splitlines()[:7]]
+    env = SQLEnvironment(db=CLINIC_DB, tasks=records[:5], schema="tables", name="sql-clinic-train")
+    held = SQLEnvironment(db=CLINIC_DB, tasks=records[5:7], schema="tables", name="sql-clinic-held")
+    gold = {r["question"]: r["sql"] for r in records}
+    held_questions = {r["question"] for r in records[5:7]}
+    drafted: list[str] = []
+
+    def reply(messages: Sequence[Message], tools: Any) -> str:
+        system, user = messages[0].content, next(m.content for m in messages if m.role == "user")
+        question = next(q for q in sorted(gold, key=len, reverse=True) if q in user)
+        drafted.append(question)
+        shown = f"## {TITLE}" in system
+        return f"```sql\n{gold[question] if question not in held_questions or shown else 'SELECT 0'}\n```"
+
+    model = FunctionModel(reply, name="draft-script")
+    report = learn(env, model, budget="5ep", methods=("experience",), out=tmp_path / "run", seed=0, heldout=held,
+                   validation=0, planner="draft", votes=1)
+    assert (report.before.successes, report.after.successes) == (0, 2)
+    assert {f.task for f in report.flips} == {r["id"] for r in records[5:7]}
+    assert all(f.became == "right" and f.artefacts for f in report.flips)
+    runs = _read(tmp_path / "run" / "trajectories" / "heldout-before.jsonl")
+    assert runs and all(t.planner == "draft" and t.turns[0].phase == "draft" for t in runs)
+    assert set(drafted) == set(gold)  # every question, train and held-out, was drafted
+    with pytest.raises(ValueError, match="different planner"):
+        learn(env, model, budget="5ep", methods=("experience",), out=tmp_path / "run", seed=0, heldout=held,
+              validation=0, planner="react", resume=True)
+    with pytest.raises(ValueError, match="needs a SQL environment"):
+        learn(TextGameEnvironment("coin", seeds=[0]), model, planner="draft", out=tmp_path / "other")

@@ -13,8 +13,9 @@ data that no split scores), up to `--train`, a spare dropped when its question i
 held-out one (MiniLM cosine at least `--max-similarity`) or its gold SQL is a held-out one's
 (`bench_from_runs.with_spares`). `agentkit.training.learning.learn` then runs on the learning side for `--budget`
 with `--methods` (default: what `learn` runs for the model), keeping a method only when its validation share
-does not drop, and measures the held-out questions before and after each method (its react agent, `--max-steps`
-steps, greedy). The seed also picks `learn`'s validation share and the order of its train tasks.
+does not drop, and measures the held-out questions before and after each method, greedy, with `--planner`'s
+agent (react, `--max-steps` steps, the schema digest; or draft, `agentkit sql`'s, `--votes` drafts voting, the
+CREATE TABLEs shown). The seed also picks `learn`'s validation share and the order of its train tasks.
 
 Reports, per seed and database: before and after, the change in points, each method's own change (the
 evaluation after it against the one before it) and whether it was kept, the held-out tasks that flipped with
@@ -148,8 +149,8 @@ def _pct(score: dict[str, Any]) -> str:
 
 def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work: Path, *, train: int,
         heldout: int, budget: str, methods: Sequence[str] | None, spares: dict[str, list[Any]],
-        max_similarity: float = MAX_SIMILARITY, max_steps: int = 8, concurrency: int = 1,
-        similarity: Callable[[list[str], list[str]], Any] | None = None,
+        max_similarity: float = MAX_SIMILARITY, max_steps: int = 8, concurrency: int = 1, planner: str = "react",
+        votes: int = 5, similarity: Callable[[list[str], list[str]], Any] | None = None,
         on_row: Callable[[int, dict[str, Any]], None] | None = None,
         options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The benchmark: for every seed and database a `learn` run in WORK/seedS/DB (resumed when its state is
@@ -172,7 +173,7 @@ def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work:
             try:
                 report = learn(learning, model, budget=budget, methods=methods, out=folder, seed=seed,
                                heldout=held, resume=(folder / "state.json").exists(), max_steps=max_steps,
-                               concurrency=concurrency, **(options or {}))
+                               concurrency=concurrency, planner=planner, votes=votes, **(options or {}))
             finally:
                 learning.close()
                 held.close()
@@ -196,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", default="15m", help="learning budget per database and seed (15m, 40ep)")
     parser.add_argument("--methods", default=None, help="comma-separated (default: learn's own for the model)")
     parser.add_argument("--model", default="local:default")
+    parser.add_argument("--planner", choices=("react", "draft"), default="react",
+                        help="the acting agent: react, or draft (agentkit sql's: the query drafted first)")
+    parser.add_argument("--votes", type=int, default=5, help="with --planner draft: drafts that vote by results")
+    parser.add_argument("--schema", default=None,
+                        help="shown up front: digest, tables, full, hidden (default: tables with draft, else digest)")
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
@@ -212,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     from agentkit.sql.taskgen import build_tasks
 
     build_tasks(args.data, splits=(args.split,))
-    env = split_environment(args.data, args.split, "digest")
+    schema = args.schema or ("tables" if args.planner == "draft" else "digest")
+    env = split_environment(args.data, args.split, schema)
     groups = by_database(env.tasks())
     chosen = args.db_ids or list(groups)[:args.dbs]
     unknown = [d for d in chosen if d not in groups]
@@ -231,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
                      train=args.train, heldout=args.heldout, budget=args.budget,
                      methods=args.methods.split(",") if args.methods else None,
                      spares=spare_tasks(args.data, chosen), max_similarity=args.max_similarity,
-                     max_steps=args.max_steps, concurrency=args.concurrency, on_row=show)
+                     max_steps=args.max_steps, concurrency=args.concurrency, planner=args.planner,
+                     votes=args.votes, on_row=show)
     finally:
         close = getattr(model, "close", None)
         if callable(close):
@@ -240,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {"benchmark": "learn-split", "split": args.split, "data_kind": args.split, "model": args.model,
               "budget_per_database": args.budget, "methods": args.methods or "learn's default",
               "train_per_db": args.train, "heldout_per_db": args.heldout, "max_steps": args.max_steps,
+              "planner": args.planner, "votes": args.votes if args.planner == "draft" else None, "schema": schema,
               "concurrency": args.concurrency, "temperature": 0.0, "started": started, **result}
     out = args.out or RESULTS / f"learn-split-{args.split}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -90,13 +90,15 @@ class LearnContext:
     notes_analyst: NotesAnalyst = "environment"
     rl_config: Any = None
     concurrency: int = 1
+    planner: Any = "react"
 
     def agent(self, tools: list[Any], *, settings: GenerationSettings, extensions: Sequence[Extension] = (),
               model: Any = None) -> Agent:
-        """An agent for the environment's tools with the run's instructions, step limit and `extensions`."""
+        """An agent for the environment's tools with the run's instructions, planner, step limit and
+        `extensions`."""
         instructions = self.instructions or getattr(self.env, "instructions", None) or DEFAULT_INSTRUCTIONS
-        return Agent(model or self.model, tools, instructions=instructions, max_steps=self.max_steps,
-                     settings=settings, extensions=extensions)
+        return Agent(model or self.model, tools, instructions=instructions, planner=self.planner,
+                     max_steps=self.max_steps, settings=settings, extensions=extensions)
 
     def trajectory_file(self, name: str) -> Path:
         """The JSONL log of the trajectories of `name` (a phase or method) in the output folder."""

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.environments.base import Environment, Task
+from agentkit.environments.sql import SQLEnvironment
 from agentkit.evaluation import EvalConfig, evaluate
 from agentkit.files import atomic_write
 from agentkit.memory.experience import Experience
@@ -145,6 +146,8 @@ def learn(
     notes_analyst: NotesAnalyst = "environment",
     rl_config: Any = None,
     concurrency: int = 1,
+    planner: str = "react",
+    votes: int = 5,
     on_event: Callable[[LearnEvent], None] | None = None,
 ) -> LearningReport:
     """Learn on the train split with `methods` and report held-out success before and after.
@@ -181,6 +184,10 @@ def learn(
         concurrency: evaluation tasks run at once, skills-learning episodes per step and notes-batch tasks
             answered at once (a model string naming a local model gets as many llama.cpp slots); rl steps keep
             their own order.
+        planner: how the acting agent of every evaluation and of the skills, notes, experience, checks, repairs
+            and pacing runs works: "react" (the loop alone) or, on a SQL environment, "draft" (`agentkit sql`'s
+            default: the query drafted in one completion, `votes` drafts voting by their results, the loop
+            repairing; `agentkit.sql.draft.SQLDraftPlanner`). The rl method plays its own episodes.
         on_event: called with a `LearnEvent` as the run progresses.
     """
     if methods is not None:
@@ -190,6 +197,7 @@ def learn(
             raise ValueError(f"unknown or no learning methods {unknown or methods}; choose from {', '.join(METHODS)}")
     if not isinstance(notes_analyst, FailureAnalyst) and notes_analyst not in ("environment", "model"):
         raise ValueError(f"notes_analyst must be 'environment', 'model' or a FailureAnalyst, not {notes_analyst!r}")
+    acting = _planner(planner, votes, env)
     spent_budget = Budget.parse(budget)
     out = Path(out)
     emit = on_event or (lambda event: None)
@@ -202,13 +210,14 @@ def learn(
         raise ValueError(problem)  # before any evaluation, not after the other methods have run
     config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,
               "train": [t.id for t in train], "heldout": [t.id for t in held], "validation": [t.id for t in check],
-              "unseen": getattr(unseen, "name", None), "budget": [spent_budget.minutes, spent_budget.episodes]}
+              "unseen": getattr(unseen, "name", None), "budget": [spent_budget.minutes, spent_budget.episodes],
+              "planner": planner if planner == "react" else f"{planner}:{votes}"}
     state = _open_state(out, config, resume)
     ctx = LearnContext(env=env, train=train, model=meter, out=out, seed=seed, max_steps=max_steps,
                        train_settings=GenerationSettings(temperature=train_temperature, max_tokens=max_tokens),
                        instructions=instructions, skill_options=dict(skill_options or {}),
                        notes_threshold=notes_threshold, notes_batch=notes_batch, notes_analyst=notes_analyst,
-                       rl_config=rl_config, concurrency=concurrency)
+                       rl_config=rl_config, concurrency=concurrency, planner=acting)
     run = _Run(ctx, state, out, emit, max_tokens)
 
     run.evaluate("before", held_env, held, artefacts=())
@@ -269,6 +278,21 @@ def validation_verdict(method: str, trial: Score, without: Score, runs: Path) ->
             f"(in all {trial.successes} of {trial.tasks} solved with it, {without.successes} without)")
 
 
+def _planner(name: str, votes: int, env: Environment) -> Any:
+    """The acting agent's planner for `learn(planner=name)`: "react", or the SQL draft planner with `votes`."""
+    if name == "react":
+        return "react"
+    if name != "draft":
+        raise ValueError(f"planner must be 'react' or 'draft', not {name!r}")
+    if not isinstance(env, SQLEnvironment):
+        raise ValueError("planner 'draft' drafts SQL: it needs a SQL environment")
+    if votes < 1:
+        raise ValueError("votes must be 1 or more")
+    from agentkit.sql.draft import SQLDraftPlanner
+
+    return SQLDraftPlanner(votes=votes)
+
+
 def _open_state(out: Path, config: dict[str, Any], resume: bool) -> dict[str, Any]:
     path = out / "state.json"
     if resume:
@@ -276,6 +300,7 @@ def _open_state(out: Path, config: dict[str, Any], resume: bool) -> dict[str, An
             raise FileNotFoundError(f"nothing to resume: {path} does not exist (start without --resume)")
         state: dict[str, Any] = json.loads(path.read_text())
         state.get("config", {}).setdefault("validation", [])  # runs started before validation existed
+        state.get("config", {}).setdefault("planner", "react")  # runs started before the planner was a choice
         state.setdefault("set_aside", {})
         if state.get("config") != config:
             diff = [k for k in config if state.get("config", {}).get(k) != config[k]]
