@@ -33,7 +33,7 @@ from agentkit.training.config import LoraConfig, TrainConfig
 from agentkit.training.demonstrations import demonstration_trajectories
 from agentkit.training.synthetic import MIXES, synthetic_conversations
 from agentkit.training.trainer import Trainer
-from agentkit.trajectory import Trajectory
+from agentkit.trajectory import Trajectory, read_jsonl
 
 
 def main() -> None:
@@ -60,6 +60,9 @@ def main() -> None:
     parser.add_argument("--finish", type=float, default=0.0,
                         help="share of conversations offered a tool that finishes the run (final_answer, submit), "
                         "ending with its call (off by default; why: docs/decisions.md#tool-lora)")
+    parser.add_argument("--extra", type=Path, action="append", default=[],
+                        help="a JSONL of trajectories with token ids to train on beside the conversations (repeatable; "
+                        "e.g. scripts/sql_drafts_data.py's verified SQL drafts)")
     parser.add_argument("--resume", action="store_true",
                         help="continue a stopped run in --out: its demonstrations and its newest checkpoint")
     args = parser.parse_args()
@@ -77,6 +80,7 @@ def main() -> None:
         demos = [Trajectory.model_validate_json(line) for line in saved.read_text().splitlines() if line.strip()]
     else:
         demos = demonstration_trajectories(load_local(args.model), conversations, calls=args.calls)
+        demos += read_jsonl(args.extra) if args.extra else []
         with saved.open("w") as f:
             for t in demos:
                 f.write(t.model_dump_json() + "\n")
@@ -99,6 +103,7 @@ def main() -> None:
                "rank": args.rank, "seed": args.seed, "mix": args.mix if args.mix in MIXES else mix, "weights": mix,
                "refusals": not args.no_refusals, "fresh_names": args.fresh_names, "finish": args.finish,
                "calls": args.calls, "max_len": args.max_len,
+               "extra": {str(p): sum(1 for line in p.read_text().splitlines() if line.strip()) for p in args.extra},
                "prepare_s": round(prepared),
                "minutes": round((time.perf_counter() - started) / 60, 1),
                "kinds": {k: sum(c.kind == k for c in conversations) for k in sorted({c.kind for c in conversations})},
