@@ -23,21 +23,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentkit.environments.sql import SQLEnvironment
+from agentkit.environments.sql import SQLEnvironment, load_tasks
+from agentkit.memory.experience import question_of
+from agentkit.sql.extract import query_key
 from agentkit.sql.taskgen import build_tasks
 from agentkit.training.sql_drafts import verified_drafts
 from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl
 
 THRESHOLD = 0.85
-
-
-def _sql_key(sql: str) -> str:
-    return " ".join(sql.strip().rstrip(";").split()).lower()
-
-
-def question_of(task_text: str) -> str:
-    """The question of a run's task text ("Question: ..." as the SQL environment writes it)."""
-    return task_text.split("Question:", 1)[-1].strip()
 
 
 def drop_benchmark_twins(kept: list[Trajectory], env: SQLEnvironment, benchmark: list[dict[str, Any]],
@@ -51,14 +44,14 @@ def drop_benchmark_twins(kept: list[Trajectory], env: SQLEnvironment, benchmark:
     gold = {t.id: str(t.data["gold_sql"]) for t in env.tasks()}
     questions = [question_of(t.task) for t in kept]
     bench_q = [str(r["question"]) for r in benchmark]
-    bench_sql = {_sql_key(str(r["sql"])): str(r["question"]) for r in benchmark}
+    bench_sql = {query_key(str(r["sql"])): str(r["question"]) for r in benchmark}
     sims = Embedder.default().similarity(questions, bench_q) if questions and bench_q else np.zeros((0, 0))
     out, dropped, nearest = [], [], []
     for i, t in enumerate(kept):
         j = int(np.argmax(sims[i])) if bench_q else -1
         near = float(sims[i][j]) if bench_q else 0.0
         nearest.append(near)
-        twin = bench_sql.get(_sql_key(gold.get(t.task_id or "", "")))
+        twin = bench_sql.get(query_key(gold.get(t.task_id or "", "")))
         if near >= threshold or twin is not None:
             dropped.append({"task": t.task_id, "question": questions[i], "benchmark": twin or bench_q[j],
                             "similarity": round(near, 4), "why": "same gold SQL" if twin else "paraphrase"})
@@ -88,10 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     env = SQLEnvironment(tasks=args.data / f"{args.split}.jsonl", name=f"sql-{args.split}")
     runs = read_jsonl(args.runs)
     kept = verified_drafts(runs, env, per_task=args.per_task)
-    benchmark = [json.loads(line) for split in ("dev", "test")
-                 for line in (args.data / f"{split}.jsonl").read_text().splitlines() if line.strip()]
-    for r in benchmark:
-        r.setdefault("sql", r.get("gold_sql", ""))
+    benchmark = [{"question": t.data["question"], "sql": t.data["gold_sql"]}
+                 for split in ("dev", "test") for t in load_tasks(args.data / f"{split}.jsonl")]
     final, check = drop_benchmark_twins(kept, env, benchmark, args.threshold)
     env.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -24,16 +24,12 @@ from collections.abc import Iterable, Sequence
 
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.sql.draft import DRAFT_PHASE, REPAIR_PHASE
-from agentkit.sql.extract import sql_in_text
+from agentkit.sql.extract import query_key, sql_in_text
 from agentkit.sql.rewards import EXECUTION_MATCH, execution_reward
 from agentkit.trajectory import Trajectory
 
 KIND = "verified-draft"
 """`metadata["kind"]` of the trajectories `verified_drafts` writes."""
-
-
-def _key(sql: str) -> str:
-    return " ".join(sql.strip().rstrip(";").split()).lower()
 
 
 def verified_drafts(runs: Iterable[Trajectory], env: SQLEnvironment, *, per_task: int = 2,
@@ -52,19 +48,19 @@ def verified_drafts(runs: Iterable[Trajectory], env: SQLEnvironment, *, per_task
         if task is None:
             continue
         seen = kept.setdefault(task.id, set())
+        gold, _ = env.gold(task)
+        db = env.database(task)
         for turn in run.turns:
             if len(seen) >= per_task:
                 break
             if turn.phase not in phases or not turn.prompt_ids or not turn.completion_ids:
                 continue
             sql = sql_in_text(turn.output.content)
-            if sql is None or _key(sql) in seen:
+            if sql is None or query_key(sql) in seen:
                 continue
-            gold, _ = env.gold(task)
-            if execution_reward(sql, str(task.data["gold_sql"]), env.database(task), gold_result=gold) \
-                    != EXECUTION_MATCH:
+            if execution_reward(sql, str(task.data["gold_sql"]), db, gold_result=gold) != EXECUTION_MATCH:
                 continue
-            seen.add(_key(sql))
+            seen.add(query_key(sql))
             out.append(Trajectory(
                 task=run.task, task_id=run.task_id, model=run.model, planner=run.planner,
                 turns=[turn.model_copy(update={"index": 0, "extends": None})], answer=sql, stop_reason="final",

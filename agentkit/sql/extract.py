@@ -13,6 +13,11 @@ MAX_CHARS = 200_000
 _STARTS = ("select", "with")
 
 
+def query_key(sql: str) -> str:
+    """`sql` as queries are compared for sameness: whitespace collapsed, lower case, no trailing semicolon."""
+    return " ".join(sql.strip().rstrip(";").split()).lower()
+
+
 def _fenced_blocks(text: str) -> list[tuple[str, str]]:
     """(language tag, body) of every complete ``` block, in order."""
     blocks = []

@@ -62,6 +62,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentkit.sql.extract import query_key
+
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sql_split import config_factory, split_environment, summarise, wilson
 
@@ -117,10 +119,6 @@ class Plan:
     spares: dict[str, Any] | None = None
 
 
-def _sql_key(sql: str) -> str:
-    return " ".join(sql.strip().rstrip(";").split()).lower()
-
-
 def minilm_similarity(a: list[str], b: list[str]) -> Any:
     """Cosine similarity matrix of two lists of texts by the packaged all-MiniLM-L6-v2 (offline)."""
     from agentkit.memory.embeddings import Embedder
@@ -142,7 +140,7 @@ def with_spares(frozen: Sequence[Any], spares: Sequence[Any], afternoon: int, he
     held = list(frozen[len(frozen) - n_held:])
     first = list(frozen[:len(frozen) - n_held])[:afternoon]
     held_q = [str(t.data["question"]) for t in held]
-    held_sql = {_sql_key(str(t.data["gold_sql"])): t.id for t in held}
+    held_sql = {query_key(str(t.data["gold_sql"])): t.id for t in held}
     paraphrases: list[dict[str, Any]] = []
     same_sql: list[dict[str, Any]] = []
     kept: list[Any] = []
@@ -151,7 +149,7 @@ def with_spares(frozen: Sequence[Any], spares: Sequence[Any], afternoon: int, he
         index = {t.id: k for k, t in enumerate(held)}
         for i, spare in enumerate(spares):
             j = max(range(len(held)), key=lambda k: float(sims[i][k]))
-            twin = held_sql.get(_sql_key(str(spare.data["gold_sql"])))
+            twin = held_sql.get(query_key(str(spare.data["gold_sql"])))
             if float(sims[i][j]) < max_similarity and twin is not None:
                 j = index[twin]
             near = {"id": spare.id, "question": spare.data["question"], "heldout": held[j].id,

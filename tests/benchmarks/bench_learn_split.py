@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_from_runs import MAX_SIMILARITY, Plan, by_database, spare_tasks, with_spares
+from bench_from_runs import MAX_SIMILARITY, Plan, _pct, by_database, spare_tasks, with_spares
 from bench_sql_split import split_environment, wilson
 
 RESULTS = Path(__file__).parent / "results"
@@ -140,11 +140,6 @@ def markdown(report: dict[str, Any]) -> str:
                  f"(from {m['min_delta_points']:+.1f} to {m['max_delta_points']:+.1f}); per method: "
                  + ", ".join(f"{k} {v:+.1f}" for k, v in m["method_mean_delta_points"].items()))
     return "\n".join(lines)
-
-
-def _pct(score: dict[str, Any]) -> str:
-    low, high = score["wilson95"]
-    return f"{score['correct']}/{score['tasks']} ({100 * low:.0f}-{100 * high:.0f} %)"
 
 
 def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work: Path, *, train: int,
