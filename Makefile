@@ -10,7 +10,7 @@ VLLM_VENV ?= .venv-vllm
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b tool-lora-1.5b-chains tool-lora-1.5b-serial tool-lora-1.5b-recover tool-lora-1.5b-revisit \
-	tool-lora-1.5b-revisit-recover
+	tool-lora-1.5b-revisit-recover sql-lora-1.5b
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
@@ -99,3 +99,14 @@ tool-lora-1.5b-revisit-recover: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-revisit-recover --model qwen2.5-coder-1.5b \
 		--mix revisit-recover --conversations 240 --steps 30 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \
 		--no-refusals --fresh-names 0.5 --max-len 2560 --resume
+
+# SQL rejection sampling (docs/decisions.md#sql-rejection-sampling): the draft agent's runs on the first ten
+# questions of each train database, every draft whose own query returned the gold result kept (checked against
+# the dev and test questions), then SFT continuing the shipped adapter. ~35 min + ~50 min on 2 cores.
+sql-lora-1.5b: setup
+	$(BIN)/python tests/benchmarks/bench_sql_split.py --split train --per-db 10 --configs draft --votes 5 \
+		--schema tables --concurrency 2 --label collect
+	$(BIN)/python scripts/sql_drafts_data.py --runs bench-out/sqlgen/runs/train-draft-collect.jsonl \
+		--out runs/sql-drafts.jsonl
+	$(BIN)/agentkit train --data runs/sql-drafts.jsonl --model local:default --algo sft --lr 1e-4 --kl 0 \
+		--groups-per-step 4 --micro-batch 2 --max-steps 48 --save-every 24 --seed 0 --out runs/sql-lora-1.5b

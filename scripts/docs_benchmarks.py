@@ -326,6 +326,11 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                 data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
                                          f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"
                                          for r in data["runs"]))
+    if stem.startswith("vote-replay-"):
+        return ("the draft vote replayed offline under other rules from the recorded drafts "
+                f"(`replay_draft_votes.py`, {data['replayed']} runs with drafts that voted)", data["kind"],
+                "; ".join(f"{k} {r['right']}/{r['of']} (+{r['wins']} −{r['losses']})"
+                          for k, r in data["rules"].items()))
     if stem.startswith("sql-across-"):
         learning, before, after = data["learning"], data["before"], data["after"]
         return (f"worked examples from other databases (`bench_across.py`): the draft agent's gold-checked runs on "
