@@ -321,7 +321,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             (", the toolkit's LIMIT check on" if data.get("check_limit") is True else "") + \
             (", the letter-case check on" if data.get("check_case") is True else "")
         which = (f"every question whose gold SQL holds `{data['gold_has']}`" if data.get("gold_has")
-                 else f"{data['per_db']} questions per database")
+                 else f"{data['per_db']} questions per database"
+                 + (f" after its first {data['skip']}" if data.get("skip") else ""))
         return (f"generated SQL task set, {which}, {data['max_steps']} steps{extras}",
                 data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
                                          f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"

@@ -12,12 +12,13 @@ Configurations (greedy, one task at a time unless --concurrency):
 - single-shot:  `--baseline-model` (default the bare local:qwen2.5-coder-1.5b), the whole schema and the
                 question in one prompt, one completion, its last SQL block executed.
 
-Tasks: the first `--per-db` questions of every database of the split (the engine's order interleaves
-templates, so each database contributes its mix). Writes tests/benchmarks/results/sql-<split>-<label>.json:
-per configuration, accuracy with a Wilson 95 % interval, accuracy per difficulty, the share of runs that
-ended with no query that ran, seconds and tokens per task, and each task's outcome; the trajectories go to
-DATA/runs/SPLIT-CONFIG-LABEL.jsonl. The split's kind (train, dev or test) is written into the file: test
-figures are for reporting only, and a test run's trajectories are not to be read.
+Tasks: the first `--per-db` questions of every database of the split after its first `--skip` (the engine's
+order interleaves templates, so each database contributes its mix). Writes
+tests/benchmarks/results/sql-<split>-<label>.json: per configuration, accuracy with a Wilson 95 % interval,
+accuracy per difficulty, the share of runs that ended with no query that ran, seconds and tokens per task, and
+each task's outcome; the trajectories go to DATA/runs/SPLIT-CONFIG-LABEL.jsonl. The split's kind (train, dev or
+test) is written into the file: test figures are for reporting only, and a test run's trajectories are not to be
+read.
 """
 
 from __future__ import annotations
@@ -46,17 +47,17 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (round(centre - half, 4), round(centre + half, 4))
 
 
-def pick(tasks: list[Any], per_db: int, gold_has: str | None = None) -> list[Any]:
-    """The first `per_db` tasks of each database, in file order; with `gold_has`, only the tasks whose gold SQL
-    contains that text (case-blind), the first `per_db` of them per database."""
+def pick(tasks: list[Any], per_db: int, gold_has: str | None = None, *, skip: int = 0) -> list[Any]:
+    """The first `per_db` tasks of each database after its first `skip`, in file order; with `gold_has`, only the
+    tasks whose gold SQL contains that text (case-blind) count."""
     seen: dict[str, int] = defaultdict(int)
     out = []
     for t in tasks:
         if gold_has is not None and gold_has.lower() not in str(t.data.get("gold_sql", "")).lower():
             continue
         db = str(t.data.get("db_id") or t.data.get("db"))
-        if seen[db] < per_db:
-            seen[db] += 1
+        seen[db] += 1
+        if skip < seen[db] <= skip + per_db:
             out.append(t)
     return out
 
@@ -108,6 +109,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("train", "dev", "test"), default="dev")
     parser.add_argument("--per-db", type=int, default=4, help="questions per database")
+    parser.add_argument("--skip", type=int, default=0, help="leave out each database's first SKIP questions "
+                        "(a collection that continues one made with --per-db SKIP)")
     parser.add_argument("--configs", nargs="+", default=["agent", "single-shot"],
                         choices=("agent", "draft", "map-then-act", "single-shot"))
     parser.add_argument("--model", default="local:default")
@@ -135,7 +138,8 @@ def main() -> int:
     from agentkit.sql.taskgen import build_tasks
 
     build_tasks(args.data, splits=(args.split,))
-    report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db, "votes": args.votes,
+    report: dict[str, Any] = {"split": args.split, "data_kind": args.split, "per_db": args.per_db, "skip": args.skip,
+                              "votes": args.votes,
                               "max_steps": args.max_steps, "concurrency": args.concurrency,
                               "check_limit": args.check_limit, "check_case": args.check_case,
                               "gold_has": args.gold_has,
@@ -145,7 +149,7 @@ def main() -> int:
         schema, model_name = ("full", args.baseline_model) if config == "single-shot" else (args.schema, args.model)
         env = split_environment(args.data, args.split, schema, check_limit=args.check_limit,
                                 check_case=args.check_case)
-        tasks = pick(list(env.tasks()), args.per_db, args.gold_has)
+        tasks = pick(list(env.tasks()), args.per_db, args.gold_has, skip=args.skip)
         model = resolve_model(model_name, parallel=args.concurrency)
         build = config_factory(config, env, model, max_steps=args.max_steps, votes=args.votes)
         t0 = time.perf_counter()
