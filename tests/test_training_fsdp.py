@@ -109,15 +109,27 @@ GATHER_WORKER = textwrap.dedent(
 )
 
 
+RELEASE = textwrap.dedent(
+    """
+    # A worker's trainer is a module global, so its sharded model and the collectives it holds would be freed
+    # during interpreter shutdown, after the process group was torn down at exit; free them first, as a
+    # function-local trainer (agentkit train) is.
+    del trainer, model
+    import gc
+    gc.collect()
+    """
+)
+
+
 def _run(tmp_path: Path, name: str, procs: int, *, fsdp: bool = False, lora: bool = False, resume: str = "",
          worker: str = WORKER) -> dict:
     script, result = tmp_path / f"{name}.py", tmp_path / f"{name}.pt"
     script.write_text(worker.format(tests=str(Path(__file__).parent), out=str(tmp_path / name), result=str(result),
-                                    fsdp=fsdp, lora=lora, resume=resume))
+                                    fsdp=fsdp, lora=lora, resume=resume) + RELEASE)
     port = 29600 + abs(hash(name)) % 300
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(procs), "--master_port", str(port),
            str(script)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONFAULTHANDLER": "1"}
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return torch.load(result)
