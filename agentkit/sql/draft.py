@@ -25,6 +25,7 @@ Why: docs/decisions.md#sql-draft
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -86,7 +87,7 @@ class SQLDraftPlanner:
         if sql is None:
             return
         for attempt in range(self.repairs + 1):
-            ran, failed = _run(query, sql)
+            ran, failed = try_query(query, sql)
             good = not failed and returned_rows(ran)
             if good or attempt == self.repairs:
                 break
@@ -105,32 +106,38 @@ class SQLDraftPlanner:
               first: str | None, first_result: str) -> tuple[str, bool]:
         """Sample `votes - 1` more drafts, run each, and return the query whose result most drafts share (the
         first draft's among equals) and whether any draft returned rows."""
-        found: list[tuple[str, str]] = [(first, _result_key(first_result))] if first is not None else []
+        found: list[tuple[str, str]] = [(first, result_key(first_result))] if first is not None else []
         for i in range(self.votes - 1):
             reply = run.call_model(messages, phase=DRAFT_PHASE, settings=replace(
                 settings, temperature=self.repair_temperature, seed=VOTE_SEED + i))
             sql = sql_in_text(reply.content)
             if sql is None:
                 continue
-            ran, failed = _run(query, sql)
+            ran, failed = try_query(query, sql)
             if not failed and returned_rows(ran):
-                found.append((sql, _result_key(ran)))
+                found.append((sql, result_key(ran)))
         if not found:
             return first or "", False
-        counts = Counter(key for _, key in found)
-        best = max(counts.values())
-        return next(sql for sql, key in found if counts[key] == best), True
+        return found[majority([key for _, key in found])][0], True
 
 
-def _run(query: Tool, sql: str) -> tuple[str, bool]:
-    """(what running `sql` showed, whether it failed)."""
+def majority(keys: Sequence[str]) -> int:
+    """The index of the vote the draft planner keeps among results `keys` (one a draft, in draft order): the first
+    of the key most of them share."""
+    counts = Counter(keys)
+    best = max(counts.values())
+    return next(i for i, key in enumerate(keys) if counts[key] == best)
+
+
+def try_query(query: Tool, sql: str) -> tuple[str, bool]:
+    """(what running `sql` with the `run_query` tool showed, whether it failed)."""
     try:
         return str(query(sql=sql)), False
     except Exception as exc:  # the query's error, as the loop would show it
         return str(exc), True
 
 
-def _result_key(rendered: str) -> str:
+def result_key(rendered: str) -> str:
     """A result's rows in a canonical order (drafts that differ only in row order agree)."""
     lines = rendered.strip().split("\n")
     return "\n".join(sorted(lines[1:-1])) + "\n" + lines[-1] if len(lines) > 2 else rendered

@@ -36,7 +36,7 @@ from typing import Any
 
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.records import SQL
-from agentkit.sql.draft import DRAFT_PHASE, REPAIR_PHASE, _result_key, _run, returned_rows
+from agentkit.sql.draft import DRAFT_PHASE, REPAIR_PHASE, majority, result_key, returned_rows, try_query
 from agentkit.sql.extract import query_key, sql_in_text
 from agentkit.sql.rewards import EXECUTION_MATCH, execution_reward
 from agentkit.trajectory import Trajectory, read_jsonl
@@ -56,25 +56,20 @@ Rule = Callable[[Sequence[Vote]], Vote]
 
 
 def shipped(votes: Sequence[Vote]) -> Vote:
-    """The planner's rule: the biggest order-blind group, the first vote's among equals."""
-    counts = Counter(v.blind for v in votes)
-    best = max(counts.values())
-    return next(v for v in votes if counts[v.blind] == best)
+    """The planner's rule (`agentkit.sql.draft.majority`): the biggest order-blind group, the first vote's among
+    equals."""
+    return votes[majority([v.blind for v in votes])]
 
 
 def ordered_member(votes: Sequence[Vote]) -> Vote:
     """The shipped group, represented by its member whose ordered rows most members share."""
     group = [v for v in votes if v.blind == shipped(votes).blind]
-    counts = Counter(v.ordered for v in group)
-    best = max(counts.values())
-    return next(v for v in group if counts[v.ordered] == best)
+    return group[majority([v.ordered for v in group])]
 
 
 def ordered(votes: Sequence[Vote]) -> Vote:
     """The biggest group by rows in their order, the first vote's among equals."""
-    counts = Counter(v.ordered for v in votes)
-    best = max(counts.values())
-    return next(v for v in votes if counts[v.ordered] == best)
+    return votes[majority([v.ordered for v in votes])]
 
 
 def tie_distinct(votes: Sequence[Vote]) -> Vote:
@@ -93,9 +88,7 @@ def prefer_order_by(votes: Sequence[Vote]) -> Vote:
     majority, the first among equals."""
     group = [v for v in votes if v.blind == shipped(votes).blind]
     group = [v for v in group if ORDER_BY.search(v.sql)] or group
-    counts = Counter(v.ordered for v in group)
-    best = max(counts.values())
-    return next(v for v in group if counts[v.ordered] == best)
+    return group[majority([v.ordered for v in group])]
 
 
 def tie_shortest(votes: Sequence[Vote]) -> Vote:
@@ -112,38 +105,27 @@ RULES: dict[str, Rule] = {"shipped": shipped, "ordered-member": ordered_member, 
                           "tie-shortest": tie_shortest}
 
 
-def _ordered_key(rendered: str) -> str:
-    return rendered.strip()
-
-
-def votes_of(run: Trajectory, query: Callable[[str], tuple[str, bool]]) -> tuple[list[Vote], list[str]]:
-    """The queries of `run` that would vote, in the planner's order (the greedy chain's last query when it
-    returned rows, then each sampled draft that ran and returned rows), as (sql, results) before scoring; and
-    the sampled drafts' SQL. `query(sql)` returns (what running it showed, whether it failed)."""
+def votes_of(run: Trajectory, query: Callable[[str], tuple[str, bool]]) -> list[tuple[str, str]]:
+    """The queries of `run` that voted, in the planner's order, with what running them showed: the greedy chain's
+    last query when it returned rows, then each sampled draft that ran and returned rows. `query(sql)` returns
+    (what running it showed, whether it failed)."""
     turns = [t for t in run.turns if t.phase in (DRAFT_PHASE, REPAIR_PHASE)]
     if not turns or turns[0].phase != DRAFT_PHASE:
-        return [], []
+        return []
     chain_end = 1
     while chain_end < len(turns) and turns[chain_end].phase == REPAIR_PHASE:
         chain_end += 1
     chain_sql: str | None = None
     for t in turns[:chain_end]:
         chain_sql = sql_in_text(t.output.content) or chain_sql
-    out: list[Vote] = []
-    if chain_sql is not None:
-        ran, failed = query(chain_sql)
-        if not failed and returned_rows(ran):
-            out.append(Vote(chain_sql, _result_key(ran), _ordered_key(ran), False))
-    samples = []
-    for t in turns[chain_end:]:
-        sql = sql_in_text(t.output.content)
-        if sql is None:
-            continue
-        samples.append(sql)
-        ran, failed = query(sql)
-        if not failed and returned_rows(ran):
-            out.append(Vote(sql, _result_key(ran), _ordered_key(ran), False))
-    return out, samples
+    candidates = [chain_sql, *(sql_in_text(t.output.content) for t in turns[chain_end:])]
+    out = []
+    for sql in candidates:
+        if sql is not None:
+            ran, failed = query(sql)
+            if not failed and returned_rows(ran):
+                out.append((sql, ran))
+    return out
 
 
 def replay(runs: Sequence[Trajectory], env: SQLEnvironment, rules: dict[str, Rule] = RULES) -> dict[str, Any]:
@@ -159,11 +141,11 @@ def replay(runs: Sequence[Trajectory], env: SQLEnvironment, rules: dict[str, Rul
         episode = env.reset(task)
         try:
             tool = next(t for t in episode.tools if t.name == "run_query")
-            raw, _ = votes_of(run, partial(_run, tool))
+            ran = votes_of(run, partial(try_query, tool))
             gold, _ = env.gold(task)
             db = env.database(task)
-            votes = [Vote(v.sql, v.blind, v.ordered, execution_reward(
-                v.sql, str(task.data["gold_sql"]), db, gold_result=gold) == EXECUTION_MATCH) for v in raw]
+            votes = [Vote(sql, result_key(rows), rows.strip(), execution_reward(
+                sql, str(task.data["gold_sql"]), db, gold_result=gold) == EXECUTION_MATCH) for sql, rows in ran]
         finally:
             episode.close()
         if not votes:
