@@ -100,13 +100,34 @@ tool-lora-1.5b-revisit-recover: setup
 		--mix revisit-recover --conversations 240 --steps 30 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \
 		--no-refusals --fresh-names 0.5 --max-len 2560 --resume
 
-# SQL rejection sampling (docs/decisions.md#sql-rejection-sampling): the draft agent's runs on the first ten
-# questions of each train database, every draft whose own query returned the gold result kept (checked against
-# the dev and test questions), then SFT continuing the shipped adapter. ~35 min + ~50 min on 2 cores.
+# SQL from the agent's own runs (docs/decisions.md#sql-rejection-sampling), three rounds on the train split, each
+# continuing the last one's adapter for one pass: rejection sampling on each train database's questions 1-10 with
+# the tool adapter; expert iteration on questions 11-20 with round one's adapter; rationalisation of the questions
+# neither round answered, asked again with their gold query's skeleton as a hint that is removed before training.
+# Every kept draft is checked against the dev and test questions. ~35+50, 28+41, 15+7 min on 2 cores. The packed
+# result (adapter.q4.safetensors) is what local:qwen2.5-coder-1.5b-sql, `agentkit sql`'s model, ships.
+SQL_LORA := runs/sql-lora-1.5b
+SQL_RUNS := bench-out/sqlgen/runs
+SQL_COLLECT := $(BIN)/python tests/benchmarks/bench_sql_split.py --split train --configs draft --votes 5 \
+	--schema tables --concurrency 2
+SQL_SFT := $(BIN)/agentkit train --algo sft --lr 1e-4 --kl 0 --groups-per-step 4 --micro-batch 2 --max-steps 200 \
+	--save-every 24 --seed 0
 sql-lora-1.5b: setup
-	$(BIN)/python tests/benchmarks/bench_sql_split.py --split train --per-db 10 --configs draft --votes 5 \
-		--schema tables --concurrency 2 --label collect
-	$(BIN)/python scripts/sql_drafts_data.py --runs bench-out/sqlgen/runs/train-draft-collect.jsonl \
-		--out runs/sql-drafts.jsonl
-	$(BIN)/agentkit train --data runs/sql-drafts.jsonl --model local:default --algo sft --lr 1e-4 --kl 0 \
-		--groups-per-step 4 --micro-batch 2 --max-steps 48 --save-every 24 --seed 0 --out runs/sql-lora-1.5b
+	$(SQL_COLLECT) --per-db 10 --model local:qwen2.5-coder-1.5b-tools --label collect
+	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-collect.jsonl --out $(SQL_LORA)/drafts1.jsonl
+	$(SQL_SFT) --data $(SQL_LORA)/drafts1.jsonl --model local:qwen2.5-coder-1.5b-tools --out $(SQL_LORA)/round1
+	$(SQL_COLLECT) --skip 10 --per-db 10 --label collect2 \
+		--model local:qwen2.5-coder-1.5b+$(SQL_LORA)/round1/$$(cat $(SQL_LORA)/round1/latest)/adapter
+	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-collect2.jsonl --out $(SQL_LORA)/drafts2.jsonl
+	$(SQL_SFT) --data $(SQL_LORA)/drafts2.jsonl --out $(SQL_LORA)/round2 \
+		--model local:qwen2.5-coder-1.5b+$(SQL_LORA)/round1/$$(cat $(SQL_LORA)/round1/latest)/adapter
+	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-collect.jsonl \
+		$(SQL_RUNS)/train-draft-collect2.jsonl --out $(SQL_LORA)/drafts12.jsonl --missed $(SQL_LORA)/missed.jsonl
+	$(SQL_COLLECT) --tasks $(SQL_LORA)/missed.jsonl --per-db 99 --label hinted \
+		--model local:qwen2.5-coder-1.5b+$(SQL_LORA)/round2/$$(cat $(SQL_LORA)/round2/latest)/adapter
+	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-hinted.jsonl --tasks $(SQL_LORA)/missed.jsonl \
+		--out $(SQL_LORA)/drafts3.jsonl
+	$(SQL_SFT) --data $(SQL_LORA)/drafts3.jsonl --out $(SQL_LORA)/round3 \
+		--model local:qwen2.5-coder-1.5b+$(SQL_LORA)/round2/$$(cat $(SQL_LORA)/round2/latest)/adapter
+	$(BIN)/python -m agentkit.models.packed_adapter $(SQL_LORA)/round3/$$(cat $(SQL_LORA)/round3/latest)/adapter \
+		$(SQL_LORA)/adapter.q4.safetensors --base qwen2.5-coder-1.5b

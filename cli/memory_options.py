@@ -79,12 +79,19 @@ def learned_extensions(memory: Path | None, **aliases: Path | None) -> list[Any]
 
 def memory_model(model: str, memory: Path | None) -> str:
     """`model` with the learn run's adapter when `--memory DIR` kept one for this very model (see
-    `agentkit.memory.load.memory_model`)."""
+    `agentkit.memory.load.memory_model`); an adapter kept for another model is left out, with a line on stderr
+    naming the model to run it with."""
     if memory is None:
         return model
+    from agentkit.memory.load import memory_adapter, trained_model
     from agentkit.memory.load import memory_model as with_adapter
 
     try:
-        return with_adapter(model, memory)
+        chosen = with_adapter(model, memory)
+        trained = trained_model(memory) if chosen == model and memory_adapter(memory) is not None else None
     except ValueError as exc:
         raise typer.BadParameter(f"--memory: {exc}") from exc
+    if trained is not None and trained != model and "+" not in model:
+        typer.echo(f"(the adapter in {memory} was trained on {trained}, not {model}: it is not used; "
+                   f"--model {trained} runs it)", err=True)
+    return chosen

@@ -19,7 +19,9 @@ def register(app: typer.Typer) -> None:
     def sql(
         question: str = typer.Argument(..., help="The question to answer with SQL."),
         db: str = typer.Option(..., "--db", help="SQLite file or SQLAlchemy URL (opened read-only)."),
-        model: str = typer.Option("local:default", "--model", "-m", help="Model string, e.g. openai:gpt-4o-mini."),
+        model: str | None = typer.Option(None, "--model", "-m", help="Model string, e.g. openai:gpt-4o-mini "
+                                         "(default: local:qwen2.5-coder-1.5b-sql, the embedded 1.5B with its "
+                                         "SQL-trained LoRA)."),
         evidence: str | None = typer.Option(None, "--evidence", help="Extra hint (BIRD-style evidence)."),
         max_steps: int = typer.Option(24, "--max-steps", help="Most model turns."),
         max_rows: int = typer.Option(30, "--max-rows", help="Rows shown per query."),
@@ -51,8 +53,9 @@ def register(app: typer.Typer) -> None:
         from agentkit.sql import SchemaToolkit, sql_agent, sql_task_prompt
         from agentkit.sql.digest import SCHEMA_MODES, schema_context
         from agentkit.sql.draft import SQLDraftPlanner
-        from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN
+        from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN, SQL_MODEL
 
+        model = model or SQL_MODEL
         if planner not in ("draft", "react"):
             raise typer.BadParameter(f"--planner must be draft or react, not {planner!r}")
         schema = schema or ("tables" if planner == "draft" else "digest")

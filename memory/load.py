@@ -161,6 +161,13 @@ def memory_adapter(folder: str | os.PathLike[str]) -> Path | None:
     return Path(folder) / ADAPTER if ADAPTER in kept(folder) else None
 
 
+def trained_model(folder: str | os.PathLike[str]) -> str | None:
+    """The model a learn run in `folder` learned with (its summary's `model`), or None without a summary."""
+    summary = _summary(Path(folder))
+    model = None if summary is None else summary.get("model")
+    return model if isinstance(model, str) else None
+
+
 def memory_model(model: str, folder: str | os.PathLike[str]) -> str:
     """`model` with the learn run's adapter when the run kept one and trained this very model (the `model`
     of its summary; "local:NAME" becomes "local:NAME+FOLDER/adapter"); else `model` unchanged."""

@@ -29,6 +29,7 @@ Q05 = "Qwen2.5-Coder-0.5B + tool LoRA, 4-bit"
 Q05_Q4 = f"{Q05} (the default then)"
 Q15_TOOLS = "Qwen2.5-Coder-1.5B + tool LoRA `tool-lora-1.5b` (the default then)"
 Q15_SERIAL = "Qwen2.5-Coder-1.5B + tool LoRA `serial` (today's `local:default`)"
+Q15_SQL = "Qwen2.5-Coder-1.5B + SQL LoRA (`local:qwen2.5-coder-1.5b-sql`, `agentkit sql`'s model)"
 SMOLLM = "SmolLM2-135M"
 
 _ERAS = {
@@ -123,9 +124,14 @@ def _model(stem: str, spec: str) -> str:
             return Q15_TOOLS
         if run.rsplit("/", 1)[-1] == "serial30-q4":  # the packed step-30 adapter of `make tool-lora-1.5b-serial`
             return Q15_SERIAL
+        if run.split("/")[1:2] == ["sql-rs3-q4"]:  # round three of `make sql-lora-1.5b`, packed as it ships
+            return Q15_SQL
+        if run.split("/")[1:2] == ["sql-rs3"]:
+            return f"{Q15_SQL}, before packing"
         return f"{name} + LoRA `{run}`, fp32" if run == "tool-lora-7" else f"{name} + LoRA `{run}` (not shipped)"
     return {"local:qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B, bare",
             "local:qwen2.5-coder-1.5b-tools": Q15_TOOLS,
+            "local:qwen2.5-coder-1.5b-sql": Q15_SQL,
             "local:qwen2.5-coder-0.5b-tools": Q05,
             "local:smollm2-135m": SMOLLM}.get(base, f"`{spec}`")
 
@@ -321,6 +327,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             (", the toolkit's LIMIT check on" if data.get("check_limit") is True else "") + \
             (", the letter-case check on" if data.get("check_case") is True else "")
         which = (f"every question whose gold SQL holds `{data['gold_has']}`" if data.get("gold_has")
+                 else f"the questions of `{Path(data['tasks_file']).name}`, each with its gold query's skeleton "
+                      "as a hint (rationalisation)" if data.get("tasks_file")
                  else f"{data['per_db']} questions per database"
                  + (f" after its first {data['skip']}" if data.get("skip") else ""))
         return (f"generated SQL task set, {which}, {data['max_steps']} steps{extras}",

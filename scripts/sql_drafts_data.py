@@ -13,6 +13,18 @@ gold SQL is one of theirs (whitespace and case normalised): the train split's da
 questions come from the same templates. Writes the kept trajectories as JSONL and, beside them (`.json`), a
 report: runs read, completions kept and dropped, per database, the nearest benchmark question of each kept
 question (max, 99th percentile) and every dropped pair.
+
+Rationalisation (`agentkit.training.sql_drafts.skeleton_hint`): `--missed FILE` also writes the tasks the runs
+never answered (no completion returned the gold result) as a task file whose records carry their gold query's
+skeleton as the hint ("evidence"); the draft agent runs on it (`bench_sql_split.py --tasks FILE`), and this script
+reads those runs with `--tasks FILE`, removing each kept draft's hint from its prompt (`without_hint`, the prompt
+tokenised again with `--tokenizer`'s tokenizer) before the benchmark check:
+
+    python scripts/sql_drafts_data.py --runs A.jsonl B.jsonl --out runs/x.jsonl --missed bench-out/sqlgen/missed.jsonl
+    python tests/benchmarks/bench_sql_split.py --split train --tasks bench-out/sqlgen/missed.jsonl --per-db 99 \
+        --configs draft --votes 5 --schema tables --concurrency 2 --label hinted
+    python scripts/sql_drafts_data.py --runs bench-out/sqlgen/runs/train-draft-hinted.jsonl \
+        --tasks bench-out/sqlgen/missed.jsonl --out runs/sql-drafts3.jsonl
 """
 
 from __future__ import annotations
@@ -25,9 +37,10 @@ from typing import Any
 
 from agentkit.environments.sql import SQLEnvironment, load_tasks
 from agentkit.memory.experience import question_of
+from agentkit.sql.draft import DRAFT_PHASE, REPAIR_PHASE
 from agentkit.sql.extract import query_key
 from agentkit.sql.taskgen import build_tasks
-from agentkit.training.sql_drafts import verified_drafts
+from agentkit.training.sql_drafts import skeleton_hint, verified_drafts, without_hint
 from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl
 
 THRESHOLD = 0.85
@@ -66,6 +79,21 @@ def drop_benchmark_twins(kept: list[Trajectory], env: SQLEnvironment, benchmark:
                            "normalised"}
 
 
+def write_missed(out: Path, env: SQLEnvironment, missed: set[str | None]) -> int:
+    """Write the tasks of `env` whose ids are in `missed` as a task file at `out`, each record with its gold
+    query's skeleton as its hint ("evidence") and its database as an absolute path; return how many."""
+    records = []
+    for task in env.tasks():
+        if task.id in missed:
+            gold = str(task.data["gold_sql"])
+            records.append({"id": task.id, "db_id": task.data.get("db_id"),
+                            "db": str(Path(str(task.data["db"])).resolve()), "question": str(task.data["question"]),
+                            "sql": gold, "difficulty": task.data.get("difficulty"), "evidence": skeleton_hint(gold)})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return len(records)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, nargs="+", required=True, help="JSONL logs of draft runs")
@@ -75,12 +103,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threshold", type=float, default=THRESHOLD, help="drop a question this close to a "
                         "dev or test question, or closer")
     parser.add_argument("--out", type=Path, required=True, help="JSONL of the kept trajectories (replaced)")
+    parser.add_argument("--tasks", type=Path, default=None, help="the task file the runs were made on (default: "
+                        "the split's); its tasks' hints are removed from the kept drafts")
+    parser.add_argument("--tokenizer", default="qwen2.5-coder-1.5b",
+                        help="embedded model whose tokenizer tokenises a prompt whose hint was removed")
+    parser.add_argument("--missed", type=Path, default=None, help="also write the tasks no completion answered, "
+                        "each with its gold query's skeleton as the hint, as a task file (replaced)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     build_tasks(args.data, splits=(args.split, "dev", "test"))
-    env = SQLEnvironment(tasks=args.data / f"{args.split}.jsonl", name=f"sql-{args.split}")
+    env = SQLEnvironment(tasks=args.tasks or args.data / f"{args.split}.jsonl", name=f"sql-{args.split}")
     runs = read_jsonl(args.runs)
-    kept = verified_drafts(runs, env, per_task=args.per_task)
+    hints = {t.id: str(t.data["evidence"]) for t in env.tasks() if t.data.get("evidence")}
+    # a repair's recorded prompt text is not whole, so the hint could not be removed from it: drafts only
+    phases = (DRAFT_PHASE,) if hints else (DRAFT_PHASE, REPAIR_PHASE)
+    kept = verified_drafts(runs, env, per_task=args.per_task, phases=phases)
+    if any(t.task_id in hints for t in kept):
+        from agentkit.models.embedded import load_embedded_tokenizer
+
+        tokenizer = load_embedded_tokenizer(args.tokenizer)
+
+        def tokenize(text: str) -> list[int]:
+            return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+        kept = [without_hint(t, hints[t.task_id or ""], tokenize) if t.task_id in hints else t for t in kept]
+    missed = None if args.missed is None else write_missed(args.missed, env,
+                                                            {r.task_id for r in runs} - {t.task_id for t in kept})
     benchmark = [{"question": t.data["question"], "sql": t.data["gold_sql"]}
                  for split in ("dev", "test") for t in load_tasks(args.data / f"{split}.jsonl")]
     final, check = drop_benchmark_twins(kept, env, benchmark, args.threshold)
@@ -96,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     report = {"runs": len(runs), "tasks_run": len({r.task_id for r in runs}),
               "runs_right": sum(1 for r in runs if (r.reward or 0) >= 1.0), "kept_before_check": len(kept),
               "kept": len(final), "tasks_kept": len({t.task_id for t in final}), "per_task": args.per_task,
-              "per_database": per_db, "leakage": check}
+              "per_database": per_db, "hints_removed": sum("hint_removed" in t.metadata for t in final),
+              "missed_written": missed,
+              "leakage": check}
     args.out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
     print(f"{len(runs)} runs ({report['runs_right']} right as a whole): {len(kept)} right completions, "
           f"{len(final)} kept after the benchmark check ({len(check['dropped'])} dropped; nearest benchmark "

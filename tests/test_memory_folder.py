@@ -126,3 +126,18 @@ def test_what_is_not_a_learn_folder_is_a_clear_error(tmp_path: Path) -> None:
                                       "--memory", str(tmp_path / "missing")])
     words = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())  # typer's error box, as one line
     assert result.exit_code == 2 and "--memory:" in words and "is not a folder" in words, result.output
+
+
+def test_an_adapter_kept_for_another_model_is_left_out_with_a_line_that_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentkit.cli.memory_options import memory_model as cli_memory_model
+    from agentkit.memory.load import trained_model
+
+    (tmp_path / "adapter").mkdir()
+    (tmp_path / "summary.json").write_text(json.dumps({"model": "local:default", "artefacts": {"adapter": "x"}}))
+    assert trained_model(tmp_path) == "local:default"
+    assert cli_memory_model("local:default", tmp_path) == f"local:default+{tmp_path / 'adapter'}"
+    assert capsys.readouterr().err == ""
+    assert cli_memory_model("local:qwen2.5-coder-1.5b-sql", tmp_path) == "local:qwen2.5-coder-1.5b-sql"
+    err = capsys.readouterr().err
+    assert "trained on local:default" in err and "--model local:default runs it" in err

@@ -88,3 +88,16 @@ def test_what_is_not_a_packed_adapter_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty" / "adapter_config.json").write_text("{}")
     with pytest.raises(ModelConfigError, match="holds no adapter weights"):
         pack_adapter(tmp_path / "empty", tmp_path / "y.safetensors")
+
+
+def test_the_command_packs_a_folder_and_prints_the_pins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentkit.models.embedded import sha256_of
+    from agentkit.models.packed_adapter import main
+
+    source = _adapter(tmp_path / "adapter")
+    out = tmp_path / "x.q4.safetensors"
+    assert main([str(source), str(out), "--base", "tiny"]) == 0
+    printed = capsys.readouterr().out
+    assert f"{out.stat().st_size} bytes" in printed and sha256_of(out) in printed
+    config = json.loads((unpack_adapter(out, tmp_path / "back") / "adapter_config.json").read_text())
+    assert config["base_model_name_or_path"] == "tiny"

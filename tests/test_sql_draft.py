@@ -130,3 +130,26 @@ def test_the_sql_command_drafts_by_default(db: Path, tmp_path: Path) -> None:
                                       "--no-embed", "--votes", "1"])
     assert result.exit_code == 0, result.output
     assert "== draft ==" in result.output and result.output.rstrip().endswith("Caro\n(1 row)")
+
+
+def test_the_sql_command_runs_the_sql_model_unless_told_otherwise(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --model, `agentkit sql` asks for `SQL_MODEL`, whose shipped adapter passes its size and sha256."""
+    import agentkit.sql
+    from agentkit.models.embedded_adapters import EMBEDDED_ADAPTERS, PACKAGED, builtin_adapter
+    from agentkit.models.protocol import ModelConfigError
+    from agentkit.sql import SQL_MODEL
+
+    asked: list[str] = []
+
+    def no_model(model: str, *args: object, **kwargs: object) -> None:
+        asked.append(model)
+        raise ModelConfigError("stop here")
+
+    monkeypatch.setattr(agentkit.sql, "sql_agent", no_model)
+    result = CliRunner().invoke(app, ["sql", "Who lives in Lyon?", "--db", str(db), "--no-embed"])
+    assert result.exit_code == 2 and "stop here" in result.output
+    assert asked == [SQL_MODEL] == ["local:qwen2.5-coder-1.5b-sql"]
+    spec = EMBEDDED_ADAPTERS["qwen2.5-coder-1.5b-sql"]
+    assert (PACKAGED / spec.file).stat().st_size == spec.size
+    folder = builtin_adapter(SQL_MODEL.removeprefix("local:"))
+    assert folder is not None and (folder / "adapter_model.safetensors").is_file()

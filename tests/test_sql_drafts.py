@@ -152,3 +152,141 @@ def test_the_script_writes_the_checked_data_and_its_report(tmp_path: Path) -> No
     assert report["kept"] == len(kept) == 4 - len(report["leakage"]["dropped"])
     assert report["leakage"]["benchmark_questions"] > 100  # every dev and test question
     assert all(t.reward == 1.0 and len(t.turns) == 1 for t in kept)
+
+
+class Templated(FunctionModel):
+    """Replies from `fn`, with the prompt rendered by a real chat template and tokenised as a local backend
+    records it; the completion's ids are its characters."""
+
+    def __init__(self, fn: Any, tokenizer: Any) -> None:
+        super().__init__(fn, name="templated")
+        self.tokenizer = tokenizer
+
+    def generate(self, messages: Sequence[Message], tools: Any = (), settings: GenerationSettings | None = None
+                 ) -> ModelResponse:
+        response = super().generate(messages, tools, settings)
+        prompt = self.tokenizer.apply_chat_template([{"role": m.role, "content": m.content} for m in messages],
+                                                    tokenize=False, add_generation_prompt=True)
+        text = response.message.content
+        tokens = TokenRecord(prompt_ids=self.tokenizer(prompt, add_special_tokens=False)["input_ids"],
+                             completion_ids=[ord(c) for c in text], logprobs=[-0.5] * len(text),
+                             temperature=settings.temperature or 0.0 if settings else 0.0, prompt_text=prompt,
+                             completion_text=text)
+        return ModelResponse(message=response.message, usage=response.usage, tokens=tokens)
+
+
+def test_skeleton_hint_masks_every_name_and_value() -> None:
+    from agentkit.training.sql_drafts import HINT_LEAD, skeleton_hint
+
+    hint = skeleton_hint("SELECT p.name, COUNT(c.id) FROM race AS p LEFT JOIN race_result AS c ON c.race_id = p.id "
+                         "WHERE p.season = '2024' GROUP BY p.id")
+    assert hint == HINT_LEAD + "SELECT _ , COUNT ( _ ) FROM _ LEFT JOIN _ ON _ = _ WHERE _ = _ GROUP BY _"
+
+
+def test_missed_questions_asked_with_a_hint_are_kept_without_it(tmp_path: Path) -> None:
+    """Rationalisation end to end: the script writes the questions no draft answered as a hinted task file, the
+    draft planner runs on it, and the kept drafts' prompts are the plain questions' prompts, token for token."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "scripts"))
+    from sql_drafts_data import main
+
+    from agentkit.models.embedded import load_embedded_tokenizer
+    from agentkit.sql.taskgen import build_tasks
+    from agentkit.trajectory import append_jsonl, read_jsonl
+
+    data = tmp_path / "sqlgen"
+    build_tasks(data, splits=("train",))
+    rows = [json.loads(line) for line in (data / "train.jsonl").read_text().splitlines()[:3]]
+    (data / "three.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    gold = {r["question"]: r["sql"] for r in rows}
+    hinted_question = rows[1]["question"]  # answered only when the hint is shown
+
+    def reply(messages: Sequence[Message], tools: Any) -> str:
+        user = messages[1].content
+        question = next(q for q in gold if q in user)
+        right = question != hinted_question or "Hint: " in user
+        return f"```sql\n{gold[question] if right else 'SELECT 12345'}\n```"
+
+    tokenizer = load_embedded_tokenizer("smollm2-135m")
+    model = Templated(reply, tokenizer)
+    plain_log, hinted_log = tmp_path / "plain.jsonl", tmp_path / "hinted.jsonl"
+    env = SQLEnvironment(tasks=data / "three.jsonl", schema="tables", name="sql-train")
+    plain_runs = run_all(env, model)
+    env.close()
+    for run in plain_runs:
+        append_jsonl(plain_log, run)
+    missed = tmp_path / "missed.jsonl"
+    assert main(["--runs", str(plain_log), "--data", str(data), "--out", str(tmp_path / "d1.jsonl"),
+                 "--missed", str(missed)]) == 0
+    (record,) = [json.loads(line) for line in missed.read_text().splitlines()]
+    assert record["id"] == rows[1]["id"] and record["evidence"].startswith("a right query has this shape")
+    assert "_" in record["evidence"] and Path(record["db"]).is_absolute()
+
+    env = SQLEnvironment(tasks=missed, schema="tables", name="sql-train")
+    (hinted_run,) = run_all(env, model)
+    env.close()
+    assert hinted_run.reward == 1.0 and "Hint: " in hinted_run.turns[0].prompt_text
+    append_jsonl(hinted_log, hinted_run)
+    out = tmp_path / "d3.jsonl"
+    assert main(["--runs", str(hinted_log), "--data", str(data), "--tasks", str(missed), "--tokenizer",
+                 "smollm2-135m", "--out", str(out)]) == 0
+    kept = read_jsonl([out])
+    assert kept and json.loads(out.with_suffix(".json").read_text())["hints_removed"] == len(kept)
+    plain_turn = next(r for r in plain_runs if r.task_id == rows[1]["id"]).turns[0]  # the same question, no hint
+    for t in kept:
+        (turn,) = t.turns
+        assert "Hint:" not in turn.prompt_text and "Hint:" not in t.task and t.answer == gold[hinted_question]
+        assert turn.prompt_text == plain_turn.prompt_text and turn.prompt_ids == plain_turn.prompt_ids
+        assert turn.completion_ids == [ord(c) for c in turn.completion_text]
+        assert all("Hint:" not in m.content for m in turn.input or [])
+        assert t.metadata["hint_removed"] == record["evidence"]
+
+
+def test_a_hint_the_prompt_does_not_show_cannot_be_removed() -> None:
+    from agentkit.training.sql_drafts import without_hint
+    from agentkit.trajectory import Turn
+
+    turn = Turn(index=0, output=Message(role="assistant", content="SELECT 1"), prompt_ids=[1, 2],
+                prompt_text="Question: how many?", completion_ids=[3])
+    draft = Trajectory(task="Question: how many?", task_id="t-001", turns=[turn], reward=1.0)
+    with pytest.raises(ValueError, match="does not show the hint"):
+        without_hint(draft, "a right query has this shape: SELECT _", lambda text: [0])
+
+
+def test_a_kept_repair_has_its_whole_prompt(tmp_path: Path) -> None:
+    """A repair is recorded as the continuation of its draft's turn (`extends`); the kept one-turn trajectory
+    carries the whole prompt the model saw, not only the repair's new tokens."""
+    from agentkit.models.embedded import load_embedded_tokenizer
+
+    _, records = build_train_db(tmp_path / "sqlgen")
+    (row,) = [r for r in records if r["id"] == "bakery_orders-003"]
+    tasks = tmp_path / "sqlgen" / "one.jsonl"
+    tasks.write_text(json.dumps(row) + "\n")
+    tokenizer = load_embedded_tokenizer("smollm2-135m")
+
+    def reply(messages: Sequence[Message], tools: Any) -> str:  # the draft fails to run; the repair is right
+        return f"```sql\n{row['sql'] if len(messages) > 2 else 'SELECT nonsense FROM nowhere'}\n```"
+
+    class Continuing(Templated):
+        def generate(self, messages: Sequence[Message], tools: Any = (), settings: GenerationSettings | None = None
+                     ) -> ModelResponse:  # completion tokens as the template renders them, so prompts continue
+            response = super().generate(messages, tools, settings)
+            ids = self.tokenizer(response.message.content + "<|im_end|>", add_special_tokens=False)["input_ids"]
+            assert response.tokens is not None
+            tokens = TokenRecord(prompt_ids=response.tokens.prompt_ids, completion_ids=ids,
+                                 logprobs=[-0.5] * len(ids), temperature=response.tokens.temperature,
+                                 prompt_text=response.tokens.prompt_text,
+                                 completion_text=response.message.content + "<|im_end|>")
+            return ModelResponse(message=response.message, usage=response.usage, tokens=tokens)
+
+    env = SQLEnvironment(tasks=tasks, schema="tables", name="sql-train")
+    (run,) = run_all(env, Continuing(reply, tokenizer))
+    repair = next(t for t in run.turns if t.phase == "repair")
+    assert repair.extends is not None and len(repair.prompt_ids) < len(run.prompt_ids(repair.index))
+    (kept,) = verified_drafts([run], env, per_task=2)
+    (turn,) = kept.turns
+    assert turn.phase == "repair" and turn.extends is None
+    assert turn.prompt_ids == run.prompt_ids(repair.index)
+    assert tokenizer.decode(turn.prompt_ids).startswith(tokenizer.decode(run.turns[0].prompt_ids))
+    env.close()

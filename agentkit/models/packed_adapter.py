@@ -3,6 +3,8 @@
     pack_adapter(Path("runs/tool-lora/adapter"), Path("tool-lora.q4.safetensors"))   # 17.6 MB fp16 → ~4.7 MB
     unpack_adapter(Path("tool-lora.q4.safetensors"), Path("~/.agentkit/adapters/x"))  # a peft adapter folder
 
+    python -m agentkit.models.packed_adapter runs/tool-lora/adapter tool-lora.q4.safetensors --base qwen2.5-coder-1.5b
+
 Each LoRA pair (A: r x in, B: out x r) is first re-factored so that both factors carry the same scale:
 ΔW = B A = U S Vᵀ (thin SVD of the pair, never of the full matrix), A' = √S Vᵀ, B' = U √S. Then every
 rank's row of A' and column of B' is cut into groups of `group` values, each group stored as signed
@@ -132,3 +134,25 @@ def _dequantise(codes: Any, scales: Any, bits: int, n: int) -> Any:
     r = codes.shape[0]
     x = (codes.to(torch.int16) - top).float().reshape(r, scales.shape[1], -1) * scales.float().unsqueeze(-1)
     return x.reshape(r, -1)[:, :n]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m agentkit.models.packed_adapter ADAPTER_DIR OUT [--bits 4] [--base NAME]`: pack a peft adapter
+    folder; prints the packed file's size and sha256, the pins `embedded_adapters` ships an adapter with."""
+    import argparse
+
+    from agentkit.models.embedded import sha256_of
+
+    parser = argparse.ArgumentParser(prog="python -m agentkit.models.packed_adapter", description=main.__doc__)
+    parser.add_argument("adapter_dir", type=Path, help="a peft adapter folder (adapter_config.json and weights)")
+    parser.add_argument("out", type=Path, help="the packed file to write (replaced)")
+    parser.add_argument("--bits", type=int, default=4, choices=(4, 8))
+    parser.add_argument("--base", default=None, help="the base model name to record (an embedded model's key)")
+    args = parser.parse_args(argv)
+    out = pack_adapter(args.adapter_dir, args.out, bits=args.bits, base=args.base)
+    print(f"{out}: {out.stat().st_size} bytes, sha256 {sha256_of(out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

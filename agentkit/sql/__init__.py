@@ -9,13 +9,14 @@ schema-exploration toolkit, the four-phase agent recipe and its rewards.
 from agentkit.sql.connect import open_database
 from agentkit.sql.database import Database, QueryError, QueryResult, TableInfo
 from agentkit.sql.guard import StatementRefused, check_statement
-from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQLRunRecorder, sql_agent, sql_record, sql_task_prompt
+from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_MODEL, SQLRunRecorder, sql_agent, sql_record, sql_task_prompt
 from agentkit.sql.rewards import score_sql_trajectory
 from agentkit.sql.toolkit import PHASES, SchemaProposal, SchemaToolkit
 
 __all__ = [
     "PHASES",
     "SQL_INSTRUCTIONS",
+    "SQL_MODEL",
     "Database",
     "QueryError",
     "QueryResult",

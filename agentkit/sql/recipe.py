@@ -51,6 +51,11 @@ You write SQLite queries. The user message gives a question and the CREATE TABLE
 Reply with one SELECT query that answers the question, in a ```sql block. Return exactly the columns the \
 question asks for."""
 
+SQL_MODEL = "local:qwen2.5-coder-1.5b-sql"
+"""`agentkit sql`'s model: the embedded 1.5B with the default's tool LoRA trained further on the draft agent's own
+verified SQL runs (`agentkit.models.embedded_adapters`); `local:default` keeps the tool LoRA, which calls tools
+better (Why: docs/decisions.md#sql-rejection-sampling)."""
+
 TASK_TEMPLATE = "Question: {question}"
 EVIDENCE_TEMPLATE = "\nHint: {evidence}"
 

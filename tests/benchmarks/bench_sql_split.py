@@ -63,12 +63,13 @@ def pick(tasks: list[Any], per_db: int, gold_has: str | None = None, *, skip: in
 
 
 def split_environment(data: Path, split: str, schema: str, *, check_limit: bool = False,
-                      check_case: bool = False) -> Any:
-    """The SQL environment over a built split's task file (`build_tasks(data, splits=(split,))` first)."""
+                      check_case: bool = False, tasks: Path | None = None) -> Any:
+    """The SQL environment over a built split's task file (`build_tasks(data, splits=(split,))` first), or over
+    `tasks`, a task file of that split's questions (the hinted questions of a rationalisation collection)."""
     from agentkit.environments.sql import SQLEnvironment
 
-    return SQLEnvironment(tasks=data / f"{split}.jsonl", schema=schema, name=f"sql-{split}", check_limit=check_limit,
-                          check_case=check_case)
+    return SQLEnvironment(tasks=tasks or data / f"{split}.jsonl", schema=schema, name=f"sql-{split}",
+                          check_limit=check_limit, check_case=check_case)
 
 
 def config_factory(config: str, env: Any, model: Any, *, max_steps: int, votes: int,
@@ -128,6 +129,8 @@ def main() -> int:
                         help="the toolkit's optional letter-case check (SchemaToolkit(check_case=True))")
     parser.add_argument("--votes", type=int, default=1, help="draft: drafts that vote by their results")
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
+    parser.add_argument("--tasks", type=Path, default=None, help="a task file of the split's questions to run instead "
+                        "of the split's own (e.g. `scripts/sql_drafts_data.py --missed`'s hinted questions)")
     parser.add_argument("--label", default="", help="suffix of the results file name")
     parser.add_argument("--out", type=Path, default=None, help="results file (default results/sql-SPLIT-LABEL.json)")
     args = parser.parse_args()
@@ -142,13 +145,13 @@ def main() -> int:
                               "votes": args.votes,
                               "max_steps": args.max_steps, "concurrency": args.concurrency,
                               "check_limit": args.check_limit, "check_case": args.check_case,
-                              "gold_has": args.gold_has,
+                              "gold_has": args.gold_has, "tasks_file": str(args.tasks) if args.tasks else None,
                               "machine_cores": os.cpu_count(),
                               "started": time.strftime("%Y-%m-%d %H:%M"), "runs": []}
     for config in args.configs:
         schema, model_name = ("full", args.baseline_model) if config == "single-shot" else (args.schema, args.model)
         env = split_environment(args.data, args.split, schema, check_limit=args.check_limit,
-                                check_case=args.check_case)
+                                check_case=args.check_case, tasks=args.tasks)
         tasks = pick(list(env.tasks()), args.per_db, args.gold_has, skip=args.skip)
         model = resolve_model(model_name, parallel=args.concurrency)
         build = config_factory(config, env, model, max_steps=args.max_steps, votes=args.votes)
