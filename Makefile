@@ -114,15 +114,16 @@ SQL_SFT := $(BIN)/agentkit train --algo sft --lr 1e-4 --kl 0 --groups-per-step 4
 	--save-every 24 --seed 0
 sql-lora-1.5b: setup
 	$(SQL_COLLECT) --per-db 10 --model local:qwen2.5-coder-1.5b-tools --label collect
-	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-collect.jsonl --out $(SQL_LORA)/drafts1.jsonl
+	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-collect.jsonl --out $(SQL_LORA)/drafts1.jsonl \
+		--missed $(SQL_LORA)/missed1.jsonl
 	$(SQL_SFT) --data $(SQL_LORA)/drafts1.jsonl --model local:qwen2.5-coder-1.5b-tools --out $(SQL_LORA)/round1
 	$(SQL_COLLECT) --skip 10 --per-db 10 --label collect2 \
 		--model local:qwen2.5-coder-1.5b+$(SQL_LORA)/round1/$$(cat $(SQL_LORA)/round1/latest)/adapter
-	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-collect2.jsonl --out $(SQL_LORA)/drafts2.jsonl
+	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-collect2.jsonl --out $(SQL_LORA)/drafts2.jsonl \
+		--missed $(SQL_LORA)/missed2.jsonl
 	$(SQL_SFT) --data $(SQL_LORA)/drafts2.jsonl --out $(SQL_LORA)/round2 \
 		--model local:qwen2.5-coder-1.5b+$(SQL_LORA)/round1/$$(cat $(SQL_LORA)/round1/latest)/adapter
-	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-collect.jsonl \
-		$(SQL_RUNS)/train-draft-collect2.jsonl --out $(SQL_LORA)/drafts12.jsonl --missed $(SQL_LORA)/missed.jsonl
+	cat $(SQL_LORA)/missed1.jsonl $(SQL_LORA)/missed2.jsonl > $(SQL_LORA)/missed.jsonl
 	$(SQL_COLLECT) --tasks $(SQL_LORA)/missed.jsonl --per-db 99 --label hinted \
 		--model local:qwen2.5-coder-1.5b+$(SQL_LORA)/round2/$$(cat $(SQL_LORA)/round2/latest)/adapter
 	$(BIN)/python scripts/sql_drafts_data.py --runs $(SQL_RUNS)/train-draft-hinted.jsonl --tasks $(SQL_LORA)/missed.jsonl \

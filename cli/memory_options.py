@@ -88,10 +88,10 @@ def memory_model(model: str, memory: Path | None) -> str:
 
     try:
         chosen = with_adapter(model, memory)
-        trained = trained_model(memory) if chosen == model and memory_adapter(memory) is not None else None
+        trained = trained_model(memory)
     except ValueError as exc:
         raise typer.BadParameter(f"--memory: {exc}") from exc
-    if trained is not None and trained != model and "+" not in model:
+    if chosen == model and "+" not in model and trained not in (None, model) and memory_adapter(memory) is not None:
         typer.echo(f"(the adapter in {memory} was trained on {trained}, not {model}: it is not used; "
                    f"--model {trained} runs it)", err=True)
     return chosen

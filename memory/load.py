@@ -172,7 +172,6 @@ def memory_model(model: str, folder: str | os.PathLike[str]) -> str:
     """`model` with the learn run's adapter when the run kept one and trained this very model (the `model`
     of its summary; "local:NAME" becomes "local:NAME+FOLDER/adapter"); else `model` unchanged."""
     adapter = memory_adapter(folder)
-    summary = _summary(Path(folder))
-    if adapter is None or summary is None or summary.get("model") != model or "+" in model:
+    if adapter is None or "+" in model or trained_model(folder) != model:
         return model
     return f"{model}+{adapter}"
