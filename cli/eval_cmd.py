@@ -52,7 +52,7 @@ SCHEMA_HELP = ("sql: 'digest' shows each question the CREATE TABLEs it likely ne
 
 def load_environment(env: str, tasks: Path | None, *, db: Path | None = None, game: str = "coin",
                      seeds: int = 3, answers: Path | None = None, schema: str = "digest",
-                     check_limit: bool = False, check_case: bool = False) -> Any:
+                     check_limit: bool = False, check_case: bool = False, check_count: bool = False) -> Any:
     """Build the environment named by `--env` (a clear error if its module or extra is missing)."""
     if env == "sql":
         try:
@@ -65,8 +65,10 @@ def load_environment(env: str, tasks: Path | None, *, db: Path | None = None, ga
         if tasks is None and db is not None:
             return _bad("--env sql with --db needs --tasks FILE")
         if tasks is None:
-            return SQLEnvironment.chinook(schema=schema, check_limit=check_limit, check_case=check_case)
-        return SQLEnvironment(db=db, tasks=tasks, schema=schema, check_limit=check_limit, check_case=check_case)
+            return SQLEnvironment.chinook(schema=schema, check_limit=check_limit, check_case=check_case,
+                                          check_count=check_count)
+        return SQLEnvironment(db=db, tasks=tasks, schema=schema, check_limit=check_limit, check_case=check_case,
+                              check_count=check_count)
     if env == "tooluse":
         from agentkit.environments.tooluse import ToolUseEnvironment
 
@@ -166,6 +168,9 @@ def register(app: typer.Typer) -> None:
         check_case: bool = typer.Option(False, "--check-case", help="sql: the toolkit's optional check of text "
                                         "compared by = that is also stored in another letter case "
                                         "(SchemaToolkit(check_case=True))"),
+        check_count: bool = typer.Option(False, "--check-count", help="sql: the toolkit's optional check of a "
+                                         "COUNT(*) after a LEFT JOIN that counts rows with no match as 1 "
+                                         "(SchemaToolkit(check_count=True))"),
         max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most act-loop model calls per task."),
         votes: int = typer.Option(1, "--votes", min=1, help="draft: drafts that vote by their results (1: greedy)."),
         max_tokens: int | None = typer.Option(None, "--max-tokens", help="Most tokens per model reply."),
@@ -195,7 +200,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"unknown --planner {', '.join(unknown)}; choose from {', '.join(PLANNERS)}")
         try:
             environment = load_environment(env, tasks, db=db, game=game, seeds=seeds, answers=answers, schema=schema,
-                                           check_limit=check_limit, check_case=check_case)
+                                           check_limit=check_limit, check_case=check_case, check_count=check_count)
         except (ValueError, OSError) as exc:  # bad task files, missing databases: say what is wrong
             raise typer.BadParameter(f"cannot load the {env} tasks: {exc}") from exc
         todo = environment.tasks()

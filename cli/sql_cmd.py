@@ -44,6 +44,10 @@ def register(app: typer.Typer) -> None:
                                         "confirm_answer refuses once per query, text compared by = that the "
                                         "database also stores in another letter case; the same query confirmed "
                                         "again runs (on by default)."),
+        check_count: bool = typer.Option(False, "--check-count/--no-check-count", help="run_query notes, and "
+                                         "confirm_answer refuses once per query, a COUNT(*) after a LEFT JOIN that "
+                                         "counts rows with no match as 1 (shown rewritten); the same query "
+                                         "confirmed again runs."),
     ) -> None:
         """Answer QUESTION over the database: draft the query, repair it while it fails and confirm the one
         the drafts agree on (default); with --planner react, write, check and confirm it with the tools; with
@@ -65,7 +69,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout,
-                                check_limit=check_limit, check_case=check_case)
+                                check_limit=check_limit, check_case=check_case, check_count=check_count)
         except (OSError, ValueError) as exc:
             typer.echo(f"Cannot open the database: {exc}", err=True)
             raise typer.Exit(2) from None

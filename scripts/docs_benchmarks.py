@@ -325,16 +325,24 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
     if stem.startswith("sql-") and "runs" in data and "split" in data:
         extras = (f", {data['votes']} votes" if (data.get("votes") or 1) > 1 else "") + \
             (", the toolkit's LIMIT check on" if data.get("check_limit") is True else "") + \
-            (", the letter-case check on" if data.get("check_case") is True else "")
-        which = (f"every question whose gold SQL holds `{data['gold_has']}`" if data.get("gold_has")
-                 else f"the questions of `{Path(data['tasks_file']).name}`, each with its gold query's skeleton "
-                      "as a hint (rationalisation)" if data.get("tasks_file")
-                 else f"{data['per_db']} questions per database"
-                 + (f" after its first {data['skip']}" if data.get("skip") else ""))
+            (", the letter-case check on" if data.get("check_case") is True else "") + \
+            (", the count check on" if data.get("check_count") is True else "")
+        after = (f" after each database's first {data['skip']}" if data.get("skip") else "") + \
+            (", its spare questions included" if data.get("with_spares") else "")
+        which = (f"every question whose gold SQL holds `{data['gold_has']}`{after}" if data.get("gold_has")
+                 else f"the questions of `{Path(data['tasks_file']).name}`" + (
+                     ", each with its gold query's skeleton as a hint (rationalisation)"
+                     if data.get("hinted", True) else "") if data.get("tasks_file")
+                 else f"{data['per_db']} questions per database{after}")
         return (f"generated SQL task set, {which}, {data['max_steps']} steps{extras}",
                 data["split"], "; ".join(f"{r['config']} ({r['model']}): {r['correct']}/{r['tasks']}, "
                                          f"no query {r['no_answer']}, {r['seconds_per_task']} s/task"
                                          for r in data["runs"]))
+    if stem.startswith("count-replay-"):
+        return ("the count check replayed offline on the final queries of recorded runs (`replay_count_check.py`): "
+                "runs it fires on, right / wrong; its rewrite right on the wrong ones", data["kind"],
+                f"{data['checked']} runs ({data['right']} right): fires on {data['fired_on_right']} right / "
+                f"{data['fired_on_wrong']} wrong; rewrite right on {data['rewrite_right_on_wrong']}")
     if stem.startswith("vote-replay-"):
         return ("the draft vote replayed offline under other rules from the recorded drafts "
                 f"(`replay_draft_votes.py`, {data['replayed']} runs with drafts that voted)", data["kind"],

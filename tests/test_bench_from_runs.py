@@ -238,6 +238,8 @@ def test_bench_sql_split_picks_per_database_and_by_what_the_gold_query_holds() -
                                 ("a", 3, "SELECT lower(s) FROM t"), ("b", 1, "SELECT 2")]]
     assert [t.id for t in pick(tasks, 1)] == ["a-1", "b-1"]
     assert [t.id for t in pick(tasks, 5, "LOWER(")] == ["a-2", "a-3"]
-    assert [t.id for t in pick(tasks, 1, "lower(")] == ["a-2"]
+    assert [t.id for t in pick(tasks, 1, "lower(")] == []  # positions first, then the gold's text among them
+    assert [t.id for t in pick(tasks, 2, "lower(")] == ["a-2"]
+    assert [t.id for t in pick(tasks, 5, "LOWER(", skip=2)] == ["a-3"]
     assert [t.id for t in pick(tasks, 1, skip=1)] == ["a-2"]  # b has one question
     assert [t.id for t in pick(tasks, 5, skip=2)] == ["a-3"]

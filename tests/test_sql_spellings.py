@@ -20,6 +20,7 @@ from agentkit.sql.connect import open_database
 from agentkit.sql.spellings import MAX_COMPARISONS, MAX_PROBES, MAX_SQL_CHARS, case_gaps, comparisons
 from agentkit.sql.toolkit import CASE_GAP
 from agentkit.testing import ScriptedModel, call
+from agentkit.trajectory import Trajectory
 
 NARROW = "SELECT COUNT(*) FROM invoice WHERE status = 'paid'"
 WIDE = "SELECT COUNT(*) FROM invoice WHERE LOWER(status) = 'paid'"
@@ -86,19 +87,24 @@ def test_the_toolkit_notes_the_gap_and_refuses_it_once_and_is_off_by_default(sho
     assert "Final SQL" in plain["confirm_answer"](sql=NARROW)
 
 
+def confirm_twice(tasks: Path, first: str, second: str, **checks: bool) -> Trajectory:
+    """The run of the first task of `tasks` in an SQL environment with `checks`, where the model confirms `first`
+    and then, if the run goes on, `second`."""
+    env = SQLEnvironment(tasks=tasks, schema="tables", **checks)  # type: ignore[arg-type]
+    try:
+        model = ScriptedModel([call("confirm_answer", sql=first), call("confirm_answer", sql=second)])
+        prompt = env.instructions
+        return run_episode(lambda tools: Agent(model, tools, instructions=prompt, max_steps=4), env, env.tasks()[0])
+    finally:
+        env.close()
+
+
 def test_a_run_with_the_check_is_refused_then_confirms_the_fixed_query(shop: Path, tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps({"id": "shop-1", "question": "How many invoices are paid?", "sql": WIDE,
                                  "db": str(shop)}) + "\n")
     for check in (True, False):
-        env = SQLEnvironment(tasks=tasks, schema="tables", check_case=check)
-        try:
-            model = ScriptedModel([call("confirm_answer", sql=NARROW), call("confirm_answer", sql=WIDE)])
-            prompt = env.instructions
-            trajectory = run_episode(lambda tools, m=model, p=prompt: Agent(m, tools, instructions=p, max_steps=4),
-                                     env, env.tasks()[0])
-        finally:
-            env.close()
+        trajectory = confirm_twice(tasks, NARROW, WIDE, check_case=check)
         refused = [m for m in trajectory.messages if m.role == "tool" and m.is_error]
         assert len(refused) == (1 if check else 0)
         if check:

@@ -182,13 +182,15 @@ class SQLEnvironment:
             recipe).
         check_limit: the toolkit's static LIMIT check (`SchemaToolkit(check_limit=True)`), off by default.
         check_case: the toolkit's letter-case check (`SchemaToolkit(check_case=True)`), off by default.
+        check_count: the toolkit's check of COUNT(*) after a LEFT JOIN (`SchemaToolkit(check_count=True)`), off by
+            default.
     """
 
     def __init__(self, db: str | Path | Database | None = None, tasks: str | Path | Sequence[Any] | None = None,
                  schema_reward: str = "f1", *, embed: EmbedFn | None = None, max_rows: int = 30,
                  timeout_s: float = 5.0, total: str = "answer", db_root: str | Path | None = None,
                  name: str = "sql", schema: str = "digest", digest_chars: int = 3000,
-                 check_limit: bool = False, check_case: bool = False) -> None:
+                 check_limit: bool = False, check_case: bool = False, check_count: bool = False) -> None:
         if schema_reward not in SCHEMA_VARIANTS:
             raise ValueError(f"schema_reward must be one of {', '.join(SCHEMA_VARIANTS)}, not {schema_reward!r}")
         if total not in ("answer", "all"):
@@ -199,6 +201,7 @@ class SQLEnvironment:
         self.digest_chars = digest_chars
         self.check_limit = check_limit
         self.check_case = check_case
+        self.check_count = check_count
         if tasks is None:
             raise ValueError("SQLEnvironment needs tasks (a JSONL/JSON file or a list); "
                              "SQLEnvironment.chinook() has a ready set")
@@ -262,7 +265,8 @@ class SQLEnvironment:
     def reset(self, task: Task) -> SQLEpisode:
         """Start an episode of `task` on its database."""
         kit = SchemaToolkit(self.database(task), embed=self.embed, max_rows=self.max_rows, timeout_s=self.timeout_s,
-                            check_limit=self.check_limit, check_case=self.check_case)
+                            check_limit=self.check_limit, check_case=self.check_case,
+                            check_count=self.check_count)
         return SQLEpisode(task, kit, self)
 
     # -- helpers -----------------------------------------------------------------------------------

@@ -18,6 +18,11 @@ by `=` with text that the database also stores in another letter case (`status =
 exist, `agentkit.sql.spellings`) leaves rows out, so run_query shows a note above its result and confirm_answer
 refuses such a query once, naming the spellings; confirming the same query again runs it.
 Why: docs/decisions.md#case-check
+
+A third (`check_count=True`; off by default): COUNT(*) after a LEFT JOIN counts a row with no match as 1; when
+counting the joined table's join column instead changes the result (`agentkit.sql.outer_count`), run_query shows
+a note and confirm_answer refuses the query once, showing it rewritten; confirming the same query again runs it.
+Why: docs/decisions.md#count-check
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ UNORDERED_LIMIT = ("confirm_answer refused this query once: its LIMIT cuts rows 
                    "LIMIT if the question wants every row; confirm the same query again to keep it as it is.")
 CASE_GAP = ("confirm_answer refused this query once: {notes}. Fix the comparison, or confirm the same query again "
             "to keep it as it is.")
+COUNT_GAP = ("confirm_answer refused this query once: {note}. Confirm the corrected query, or confirm the same query "
+             "again to keep it as it is.")
 
 
 def blank_strings(sql: str) -> str:
@@ -144,16 +151,19 @@ class SchemaToolkit(Toolkit):
         check_limit: confirm_answer refuses, once per query, a LIMIT that cuts unordered rows (see the module).
         check_case: run_query notes, and confirm_answer refuses once per query, text compared by `=` that the
             database also stores in another letter case (see the module).
+        check_count: run_query notes, and confirm_answer refuses once per query, a COUNT(*) after a LEFT JOIN that
+            counts unmatched rows as 1 (see the module).
     """
 
     name = "sql"
 
     def __init__(self, db: str | Path | Database, *, embed: EmbedFn | None = None, max_rows: int = 30,
                  timeout_s: float = 5.0, page_size: int = 50, check_limit: bool = False,
-                 check_case: bool = False) -> None:
+                 check_case: bool = False, check_count: bool = False) -> None:
         self.db = open_database(db)
         self.check_limit = check_limit
         self.check_case = check_case
+        self.check_count = check_count
         self.refused: set[str] = set()
         self.embed = embed
         self.max_rows = max_rows
@@ -198,6 +208,15 @@ class SchemaToolkit(Toolkit):
         from agentkit.sql.spellings import case_gaps
 
         return [gap.render() for gap in case_gaps(self.db, sql, timeout_s=self.timeout_s)]
+
+    def count_note(self, sql: str) -> str | None:
+        """With `check_count`, the line saying how a COUNT(*) after a LEFT JOIN in `sql` miscounts (else None)."""
+        if not self.check_count:
+            return None
+        from agentkit.sql.outer_count import count_gap
+
+        gap = count_gap(self.db, sql, timeout_s=self.timeout_s)
+        return gap.render() if gap else None
 
     def check_proposal(self, tables: Sequence[str],
                        columns: Mapping[str, Sequence[str]] | Sequence[str] | None = None,
@@ -454,7 +473,7 @@ class SchemaToolkit(Toolkit):
                 sql: a single SELECT statement.
             """
             result = kit.query(sql)
-            notes = kit.case_notes(sql)
+            notes = [*kit.case_notes(sql), *filter(None, [kit.count_note(sql)])]
             return "".join(f"Note: {n}.\n" for n in notes) + result.render()
 
         @tool(read_only=True, phase=CONFIRM, final=True)
@@ -472,6 +491,11 @@ class SchemaToolkit(Toolkit):
                 if notes:
                     kit.refused.add(f"case:{sql.strip()}")
                     raise ValueError(CASE_GAP.format(notes="; ".join(notes)))
+            if kit.check_count and f"count:{sql.strip()}" not in kit.refused:
+                note = kit.count_note(sql)
+                if note:
+                    kit.refused.add(f"count:{sql.strip()}")
+                    raise ValueError(COUNT_GAP.format(note=note))
             result = kit.query(sql)
             kit.final = result
             return f"Final SQL:\n{result.sql}\n\nResult:\n{result.render()}"
@@ -480,6 +504,6 @@ class SchemaToolkit(Toolkit):
                 propose_schema, run_query, confirm_answer]
 
 
-__all__ = ["CASE_GAP", "CONFIRM", "EXPLORE", "GENERATE", "PHASES", "PROPOSE", "TOOL_PHASES", "UNORDERED_LIMIT",
-           "QueryError", "SchemaProposal", "SchemaToolkit", "blank_strings", "has_order_by", "unordered_limit",
-           "without_limit"]
+__all__ = ["CASE_GAP", "CONFIRM", "COUNT_GAP", "EXPLORE", "GENERATE", "PHASES", "PROPOSE", "TOOL_PHASES",
+           "UNORDERED_LIMIT", "QueryError", "SchemaProposal", "SchemaToolkit", "blank_strings", "has_order_by",
+           "unordered_limit", "without_limit"]

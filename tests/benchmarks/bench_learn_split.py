@@ -162,7 +162,8 @@ def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work:
         rows = []
         for db, plan in plans.items():
             folder = work / f"seed{seed}" / db
-            common = {"schema": env.schema, "check_limit": env.check_limit, "check_case": env.check_case}
+            common = {"schema": env.schema, "check_limit": env.check_limit, "check_case": env.check_case,
+                      "check_count": env.check_count}
             learning = SQLEnvironment(tasks=plan.afternoon, name=f"sql-{db}", **common)
             held = SQLEnvironment(tasks=plan.heldout, name=f"sql-{db}", **common)
             try:

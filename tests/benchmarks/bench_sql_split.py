@@ -13,7 +13,9 @@ Configurations (greedy, one task at a time unless --concurrency):
                 question in one prompt, one completion, its last SQL block executed.
 
 Tasks: the first `--per-db` questions of every database of the split after its first `--skip` (the engine's
-order interleaves templates, so each database contributes its mix). Writes
+order interleaves templates, so each database contributes its mix); with `--with-spares`, each database's spare
+questions (`agentkit.sql.taskgen.spare_questions`, scored by no split) follow its task-file questions, so
+`--skip 30` runs spares only; with `--gold-has`, only those of the chosen positions whose gold holds the text. Writes
 tests/benchmarks/results/sql-<split>-<label>.json: per configuration, accuracy with a Wilson 95 % interval,
 accuracy per difficulty, the share of runs that ended with no query that ran, seconds and tokens per task, and
 each task's outcome; the trajectories go to DATA/runs/SPLIT-CONFIG-LABEL.jsonl. The split's kind (train, dev or
@@ -48,28 +50,28 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def pick(tasks: list[Any], per_db: int, gold_has: str | None = None, *, skip: int = 0) -> list[Any]:
-    """The first `per_db` tasks of each database after its first `skip`, in file order; with `gold_has`, only the
-    tasks whose gold SQL contains that text (case-blind) count."""
+    """The first `per_db` tasks of each database after its first `skip`, in file order; with `gold_has`, only those
+    of them whose gold SQL contains that text (case-blind)."""
     seen: dict[str, int] = defaultdict(int)
     out = []
     for t in tasks:
-        if gold_has is not None and gold_has.lower() not in str(t.data.get("gold_sql", "")).lower():
-            continue
         db = str(t.data.get("db_id") or t.data.get("db"))
         seen[db] += 1
-        if skip < seen[db] <= skip + per_db:
+        if not skip < seen[db] <= skip + per_db:
+            continue
+        if gold_has is None or gold_has.lower() in str(t.data.get("gold_sql", "")).lower():
             out.append(t)
     return out
 
 
 def split_environment(data: Path, split: str, schema: str, *, check_limit: bool = False,
-                      check_case: bool = False, tasks: Path | None = None) -> Any:
+                      check_case: bool = False, check_count: bool = False, tasks: Path | None = None) -> Any:
     """The SQL environment over a built split's task file (`build_tasks(data, splits=(split,))` first), or over
     `tasks`, a task file of that split's questions (the hinted questions of a rationalisation collection)."""
     from agentkit.environments.sql import SQLEnvironment
 
     return SQLEnvironment(tasks=tasks or data / f"{split}.jsonl", schema=schema, name=f"sql-{split}",
-                          check_limit=check_limit, check_case=check_case)
+                          check_limit=check_limit, check_case=check_case, check_count=check_count)
 
 
 def config_factory(config: str, env: Any, model: Any, *, max_steps: int, votes: int,
@@ -127,8 +129,14 @@ def main() -> int:
                              "--per-db: a slice of the split for a change that can only act on such questions")
     parser.add_argument("--check-case", action="store_true",
                         help="the toolkit's optional letter-case check (SchemaToolkit(check_case=True))")
+    parser.add_argument("--check-count", action="store_true",
+                        help="the toolkit's optional check of COUNT(*) after a LEFT JOIN "
+                             "(SchemaToolkit(check_count=True))")
     parser.add_argument("--votes", type=int, default=1, help="draft: drafts that vote by their results")
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
+    parser.add_argument("--with-spares", action="store_true", help="each database's spare questions follow its "
+                        "task-file questions (positions 31 on), e.g. --skip 30 --with-spares: questions no split "
+                        "scores")
     parser.add_argument("--tasks", type=Path, default=None, help="a task file of the split's questions to run instead "
                         "of the split's own (e.g. `scripts/sql_drafts_data.py --missed`'s hinted questions)")
     parser.add_argument("--label", default="", help="suffix of the results file name")
@@ -145,14 +153,24 @@ def main() -> int:
                               "votes": args.votes,
                               "max_steps": args.max_steps, "concurrency": args.concurrency,
                               "check_limit": args.check_limit, "check_case": args.check_case,
+                              "check_count": args.check_count,
                               "gold_has": args.gold_has, "tasks_file": str(args.tasks) if args.tasks else None,
+                              "hinted": None, "with_spares": args.with_spares,
                               "machine_cores": os.cpu_count(),
                               "started": time.strftime("%Y-%m-%d %H:%M"), "runs": []}
     for config in args.configs:
         schema, model_name = ("full", args.baseline_model) if config == "single-shot" else (args.schema, args.model)
         env = split_environment(args.data, args.split, schema, check_limit=args.check_limit,
-                                check_case=args.check_case, tasks=args.tasks)
-        tasks = pick(list(env.tasks()), args.per_db, args.gold_has, skip=args.skip)
+                                check_case=args.check_case, check_count=args.check_count, tasks=args.tasks)
+        candidates = list(env.tasks())
+        if args.with_spares:
+            from bench_from_runs import spare_tasks
+
+            spares = spare_tasks(args.data, list(dict.fromkeys(str(t.data.get("db_id")) for t in candidates)))
+            candidates += [t for db in spares.values() for t in db]
+        tasks = pick(candidates, args.per_db, args.gold_has, skip=args.skip)
+        if args.tasks:
+            report["hinted"] = any(t.data.get("evidence") for t in tasks)
         model = resolve_model(model_name, parallel=args.concurrency)
         build = config_factory(config, env, model, max_steps=args.max_steps, votes=args.votes)
         t0 = time.perf_counter()
