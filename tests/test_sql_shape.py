@@ -216,3 +216,8 @@ def test_validation_judges_a_method_that_acts_on_some_runs_by_the_runs_it_acted_
     assert validation_verdict("skills", score("v", {"a": True, "b": False, "c": False, "d": False}), without,
                               runs) == ("skills set aside: with it the agent solved 1 of 4 validation tasks, 1 "
                                         "without (a method that changes every run must solve more to be kept)")
+    # ... unless the agent without it solved every validation task: then solving them all again keeps it
+    every = {"a": True, "b": True, "c": True, "d": True}
+    assert validation_verdict("skills", score("v", every), score("w", every), runs) is None
+    assert validation_verdict("skills", score("v", {**every, "d": False}), score("w", every), runs) == (
+        "skills set aside: with it the agent solved 3 of 4 validation tasks, 4 without")

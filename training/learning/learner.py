@@ -184,7 +184,8 @@ class Learner:
     record: str | None = None
     """The trajectory record (`extras` key) a run holds when the method acted on it, for a method that acts only
     on some runs (checks, repairs, pacing): validation judges it on those runs (`validation_verdict`). None: the
-    method changes every run (context in every prompt, new weights) and must solve more validation tasks."""
+    method changes every run (context in every prompt, new weights) and must solve more validation tasks
+    (`loop.validation_verdict`)."""
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One step of learning from new train episodes; the trajectories it played. `progress` is the

@@ -167,7 +167,8 @@ def learn(
             seeded `heldout_fraction` of env's tasks.
         validation: the share of the train split kept from learning to check each method on: what a method
             learned is set aside (kept in `out`, not used) when the agent with it solves no more validation
-            tasks than without it (skills, notes, rl: they change every run), or, for a method that acts only on
+            tasks than without it, or fewer than all when without it solved all (skills, notes, rl: they change
+            every run), or, for a method that acts only on
             some runs (checks, repairs, pacing), when on the tasks it acted on it lost more than it won
             (`validation_verdict`). 0 turns the check off, as does a train split too small for
             MIN_VALIDATION tasks on each side.
@@ -261,10 +262,11 @@ def validation_verdict(method: str, trial: Score, without: Score, runs: Path) ->
     without it, or None to keep it. A method that acts only on some runs (`Learner.record`: checks, repairs,
     pacing) is judged on the tasks it acted on, won against lost: elsewhere its agent is the agent without it,
     and a task that changed there changed by the engine's run-to-run noise (llama.cpp is not bit-reproducible).
-    Any other method must solve more validation tasks in all (it changes every run)."""
+    Any other method must solve more validation tasks in all (it changes every run), or, where the agent without it
+    already solved every one (nothing left to win there), all of them again."""
     record = learner_class(method).record
     if record is None:
-        if trial.successes > without.successes:
+        if trial.successes > without.successes or trial.successes == without.successes == without.tasks:
             return None
         return (f"{method} set aside: with it the agent solved {trial.successes} of {trial.tasks} validation tasks, "
                 f"{without.successes} without" + (" (a method that changes every run must solve more to be kept)"
