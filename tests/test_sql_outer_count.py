@@ -57,6 +57,8 @@ def test_recount_moves_every_outer_count_onto_the_joined_tables_join_column() ->
     "SELECT b.name, COUNT(*) FROM brand AS b LEFT JOIN bike AS k ON k.brand_id = b.id "
     "LEFT JOIN bike AS j ON j.brand_id = b.id GROUP BY b.id",                         # two LEFT JOINs: ambiguous
     "SELECT b.name, COUNT(*) FROM brand AS b LEFT JOIN bike AS k ON brand_id = id GROUP BY b.id",  # unqualified ON
+    "SELECT b.name, COUNT(*) FROM brand AS b LEFT JOIN bike AS k ON k.brand_id = b.id WHERE k.id IS NULL "
+    "GROUP BY b.id",                                                                  # counts the unmatched rows
     "SELEC b.name FRM brand",                                                         # unreadable
     STAR + " -- " + "x" * MAX_SQL_CHARS,                                              # too long to read
 ])

@@ -6,7 +6,8 @@ counts rows. COUNT(k.brand_id) counts only matched rows, so the same brand gets 
 result looks plausible.
 
 `count_gap` finds such a query and says so only when it matters: the outermost SELECT has one LEFT JOIN and
-a GROUP BY, and counts with COUNT(*) or COUNT(1); the query is written again with each such count on the joined
+a GROUP BY, counts with COUNT(*) or COUNT(1), and does not keep only the unmatched rows (`WHERE k.id IS NULL`, where
+COUNT(*) counts exactly those); the query is written again with each such count on the joined
 table's column from the join condition, both are run, and a gap is reported only when their results differ (when
 every group has a match, COUNT(*) is right).
 
@@ -66,7 +67,8 @@ def count_gap(db: Database, sql: str, *, timeout_s: float = 2.0) -> CountGap | N
 
 def recount(sql: str, dialect: str = "sqlite") -> tuple[str, str, str] | None:
     """(`sql` with its COUNT(*)s on the joined table's join column, that table, that column) when the outermost
-    SELECT has exactly one LEFT JOIN, a GROUP BY and a COUNT(*) or COUNT(1); else None."""
+    SELECT has exactly one LEFT JOIN, a GROUP BY and a COUNT(*) or COUNT(1), and its WHERE tests no column of the
+    joined table for NULL; else None."""
     if len(sql) > MAX_SQL_CHARS:
         return None
     import sqlglot
@@ -85,7 +87,7 @@ def recount(sql: str, dialect: str = "sqlite") -> tuple[str, str, str] | None:
     name = joined.alias_or_name
     on = left[0].args.get("on")
     side = [c for c in on.find_all(exp.Column) if c.table.lower() == name.lower()] if on is not None else []
-    if not side:
+    if not side or _keeps_unmatched(tree.args.get("where"), name):
         return None
     column = exp.column(side[0].name, table=name)
     counts = [c for c in tree.find_all(exp.Count) if _counts_rows(c) and _outermost(c, tree)]
@@ -94,6 +96,16 @@ def recount(sql: str, dialect: str = "sqlite") -> tuple[str, str, str] | None:
     for count in counts:
         count.set("this", column.copy())
     return tree.sql(dialect=dialect), joined.name, column.sql(dialect=dialect)
+
+
+def _keeps_unmatched(where: Any, name: str) -> bool:
+    """Whether the WHERE clause `where` tests a column of table or alias `name` with IS NULL (an anti-join)."""
+    from sqlglot import exp
+
+    if where is None:
+        return False
+    return any(isinstance(node.this, exp.Column) and node.this.table.lower() == name.lower()
+               and isinstance(node.expression, exp.Null) for node in where.find_all(exp.Is))
 
 
 def _counts_rows(count: Any) -> bool:
