@@ -161,7 +161,8 @@ def _sql_setup(tasks_file: Path, model: Any, db: str | None, max_steps: int,
 
     def agent_for(task: Any) -> Any:
         episodes[task.id] = env.reset(task)
-        return sql_agent(model, episodes[task.id].toolkit, max_steps=max_steps, settings=settings)
+        return sql_agent(model, episodes[task.id].toolkit, planner="react", schema="hidden", max_steps=max_steps,
+                         settings=settings)
 
     def reward_fn(task: Any, trajectory: Any) -> float:
         episode = episodes.pop(task.id)

@@ -55,9 +55,8 @@ def register(app: typer.Typer) -> None:
         from agentkit.events import ModelTurn, RunFinished, ToolFinished, ToolStarted
         from agentkit.models.protocol import ModelConfigError
         from agentkit.sql import SchemaToolkit, sql_agent, sql_task_prompt
-        from agentkit.sql.digest import SCHEMA_MODES, schema_context
-        from agentkit.sql.draft import SQLDraftPlanner
-        from agentkit.sql.recipe import SQL_INSTRUCTIONS, SQL_INSTRUCTIONS_SHOWN, SQL_MODEL
+        from agentkit.sql.digest import SCHEMA_MODES
+        from agentkit.sql.recipe import SQL_MODEL
 
         model = model or SQL_MODEL
         if planner not in ("draft", "react"):
@@ -76,16 +75,14 @@ def register(app: typer.Typer) -> None:
         if embed and kit.embed is None:
             typer.echo("(column search is lexical: the embedding model is not available)", err=True)
         try:
-            agent = sql_agent(memory_model(model, memory), kit, max_steps=max_steps, log=log, extensions=extensions,
-                              instructions=SQL_INSTRUCTIONS if schema == "hidden" else SQL_INSTRUCTIONS_SHOWN,
-                              planner=SQLDraftPlanner(votes=votes) if planner == "draft" else "react")
+            agent = sql_agent(memory_model(model, memory), kit, planner=planner, schema=schema, votes=votes,
+                              max_steps=max_steps, log=log, extensions=extensions)
         except ModelConfigError as exc:
             typer.echo(f"Model error: {exc}", err=True)
             raise typer.Exit(2) from None
         phase = None
         result = None
-        context = schema_context(kit, question, schema) or None
-        for event in agent.stream(sql_task_prompt(question, evidence), context=context):
+        for event in agent.stream(sql_task_prompt(question, evidence)):
             if isinstance(event, ModelTurn):
                 if event.turn.phase != phase:
                     phase = event.turn.phase

@@ -62,7 +62,7 @@ from agentkit.messages import Message, new_id
 from agentkit.records import EXPERIENCE, ExperienceRecord, ShownExample
 from agentkit.results import succeeded
 from agentkit.sql.extract import sql_in_text
-from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT
+from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT, question_of
 from agentkit.sql.rewards import final_sql, gold_schema_items
 from agentkit.sql.toolkit import SchemaToolkit
 from agentkit.trajectory import Trajectory
@@ -135,15 +135,6 @@ class NotAdmitted(ValueError):
 
 
 # -- reading runs ---------------------------------------------------------------------------------------
-
-
-def question_of(task: str) -> str:
-    """The question of a run's task: the text after "Question:" up to a "Hint:" line in an SQL task prompt
-    (`agentkit.sql.sql_task_prompt`), else the task as it is."""
-    text = task.strip()
-    if text.startswith("Question:"):
-        text = text[len("Question:"):].split("\nHint:", 1)[0]
-    return " ".join(text.split())
 
 
 def database_key(tools: Mapping[str, Any]) -> str | None:

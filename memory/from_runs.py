@@ -38,8 +38,9 @@ from pydantic import BaseModel, Field
 
 from agentkit.feedback import feedback_of
 from agentkit.files import atomic_write
-from agentkit.memory.experience import Experience, NotAdmitted, database_key_of, example_of, question_of
+from agentkit.memory.experience import Experience, NotAdmitted, database_key_of, example_of
 from agentkit.records import FeedbackRecord
+from agentkit.sql.recipe import question_of
 from agentkit.trajectory import Trajectory, read_jsonl
 
 METHODS = ("experience", "notes")

@@ -64,7 +64,8 @@ _ERAS = {
         multiturn-d-checked-asked from-runs-dev-hard capability-default-d-map capability-default-a-map
         capability-default-b-map sql-dev-map-then-act-1 from-runs-dev-rest-before from-runs-dev-hardest""",
     Q15_SERIAL: """sql-test-default-serial capability-default-serial-c multiturn-d-serial multiturn-d-second-look
-        multiturn-c-serial sql-across-dev-s36 chinook-easy-serial clinic-serial sql-test-react-serial""",
+        multiturn-c-serial sql-across-dev-s36 chinook-easy-serial clinic-serial sql-test-react-serial
+        learn-split-dev experience-floor-dev""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -357,6 +358,27 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                 f"{before['correct']}/{before['tasks']} → {after['correct']}/{after['tasks']} "
                 f"({data['delta_points']:+.1f} points; {data['became_right']} became right, {data['became_wrong']} "
                 f"wrong), {before['seconds_per_task']} → {after['seconds_per_task']} s/task")
+    if stem.startswith("learn-split-"):
+        per_db = "; ".join(
+            f"seed {seed} {r['db_id']} {r['before']['correct']}/{r['before']['tasks']} → "
+            f"{r['after']['correct']}/{r['after']['tasks']} ("
+            + ", ".join(f"{m['method']} {m['delta_points']:+.1f}{'' if m['kept'] else ' set aside'}"
+                        for m in r["methods"]) + ")"
+            for seed, sd in data["seeds"].items() for r in sd["databases"])
+        o = data["overall"]
+        return (f"`agentkit learn` per database (`bench_learn_split.py`): {data['train_per_db']} questions to learn "
+                f"from and {data['heldout_per_db']} held out per database, {data['budget_per_database']} each, "
+                f"methods {data['methods']}, {data['planner']} agent, {_model(stem, data['model'])}",
+                data["data_kind"], f"{per_db}; mean over {o['seeds']} seed(s) {o['mean_delta_points']:+.1f} points")
+    if stem.startswith("experience-floor-"):
+        per_db = "; ".join(f"{d['db_id']} " + ", ".join(
+            f"{k} {c['correct']}/{c['tasks']}" + (f" (+{len(c['flips_vs_none']['right'])} "
+                                                  f"−{len(c['flips_vs_none']['wrong'])})" if k != "none" else "")
+            for k, c in d["configs"].items()) for d in data["databases"])
+        return (f"a learn split's held-out questions without worked examples and with them under question floors "
+                f"(`bench_experience_threshold.py`, seed {data['seed']}, draft, {data['votes']} votes, "
+                f"{_model(stem, data['model'])})", data["data_kind"],
+                per_db + "; in all " + ", ".join(f"{k} {v}/{data['tasks']}" for k, v in data["total"].items()))
     if stem.startswith("from-runs-") and data.get("before_only"):
         c = data["config"]
         return (f"each database's next-day questions without memory (`bench_from_runs.py --before-only`; draft, "

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.environments.sql import SQLEnvironment, load_tasks
-from agentkit.memory.experience import question_of
 from agentkit.sql.draft import DRAFT_PHASE, REPAIR_PHASE
 from agentkit.sql.extract import query_key
+from agentkit.sql.recipe import question_of
 from agentkit.sql.taskgen import build_tasks
 from agentkit.training.sql_drafts import skeleton_hint, verified_drafts, without_hint
 from agentkit.trajectory import Trajectory, append_jsonl, read_jsonl

@@ -14,9 +14,9 @@ from typing import Any
 from test_experience import build_train_db
 
 from agentkit.environments.sql import SQLEnvironment
-from agentkit.memory.experience import ACROSS_INTRO, Experience, question_of
+from agentkit.memory.experience import ACROSS_INTRO, Experience
 from agentkit.messages import Message
-from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT
+from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT, question_of
 from agentkit.testing import FunctionModel
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))

@@ -16,9 +16,10 @@ from test_experience import build_train_db
 from agentkit.environments.base import Task
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.feedback import feedback_of
-from agentkit.memory.experience import TITLE, Experience, question_of
+from agentkit.memory.experience import TITLE, Experience
 from agentkit.messages import Message
 from agentkit.records import EXPERIENCE
+from agentkit.sql.recipe import question_of
 from agentkit.testing import FunctionModel
 from agentkit.trajectory import read_jsonl
 

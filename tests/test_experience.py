@@ -26,18 +26,18 @@ from agentkit.memory.experience import (
     database_key,
     database_key_of,
     example_of,
-    question_of,
     result_shape,
 )
 from agentkit.memory.skeleton import skeleton_similarity, sql_skeleton
 from agentkit.messages import Message, ToolCall
 from agentkit.records import EXPERIENCE
 from agentkit.sql import SchemaToolkit, sql_agent, sql_task_prompt
-from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT
+from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT, question_of
 from agentkit.testing import FunctionModel, ScriptedModel, call
 from agentkit.trajectory import Trajectory
 
 DB_NAME = "bakery_orders"  # a train-split database of the task engine
+FOUR_PHASE: dict[str, Any] = {"planner": "react", "schema": "hidden"}  # the agent reads no schema up front
 
 
 def build_train_db(out: Path, name: str = DB_NAME) -> tuple[Path, list[dict[str, Any]]]:
@@ -129,7 +129,7 @@ def test_retrieval_ranks_by_question_then_puts_the_pre_predictions_kind_first(ba
 
 
 def scripted_run(db: Path, question: str, script: list[Any], extensions: Sequence[Any] = ()) -> Trajectory:
-    agent = sql_agent(ScriptedModel(script), db, extensions=extensions, max_steps=4)
+    agent = sql_agent(ScriptedModel(script), db, extensions=extensions, max_steps=4, **FOUR_PHASE)
     return agent.run(sql_task_prompt(question)).trajectory
 
 
@@ -195,7 +195,7 @@ def test_the_prompt_shows_the_examples_and_the_trajectory_records_which(bakery: 
                                                       arguments={"sql": "SELECT COUNT(*) FROM Product WHERE "
                                                                         "Category = 'bread'"})])
 
-    agent = sql_agent(FunctionModel(reply), db, extensions=[experience], max_steps=3)
+    agent = sql_agent(FunctionModel(reply), db, extensions=[experience], max_steps=3, **FOUR_PHASE)
     trajectory = agent.run(sql_task_prompt(question)).trajectory
     assert len(pre_predictions) == 1 and TITLE not in pre_predictions[0]  # drafted without the examples
     assert trajectory.turns[0].phase == PRE_PREDICT_PHASE
@@ -213,7 +213,7 @@ def test_the_prompt_shows_the_examples_and_the_trajectory_records_which(bakery: 
     # at most k examples on the database: no pre-prediction is spent, the question alone orders them
     few = Experience([example(records, n, key) for n in (4, 30)], k=2)
     plain = sql_agent(ScriptedModel([call("confirm_answer", sql="SELECT COUNT(*) FROM OrderLine")]), db,
-                      extensions=[few], max_steps=3).run(sql_task_prompt(question)).trajectory
+                      extensions=[few], max_steps=3, **FOUR_PHASE).run(sql_task_prompt(question)).trajectory
     record = plain.records.get(EXPERIENCE)
     assert record is not None and record.draft_sql is None and [s.id for s in record.shown] == ["ex-4", "ex-30"]
     assert record.use == "adapted" and all(t.phase != PRE_PREDICT_PHASE for t in plain.turns)
@@ -221,7 +221,7 @@ def test_the_prompt_shows_the_examples_and_the_trajectory_records_which(bakery: 
     from agentkit.environments.sql import CLINIC_DB
 
     other = sql_agent(ScriptedModel([call("confirm_answer", sql="SELECT 1")]), CLINIC_DB, extensions=[few],
-                      max_steps=2).run("Question: How many patients?").trajectory
+                      max_steps=2, **FOUR_PHASE).run("Question: How many patients?").trajectory
     assert other.records.get(EXPERIENCE).shown == []  # type: ignore[union-attr]
     bare = Agent(ScriptedModel(["hi"]), extensions=[few]).run("hello").trajectory
     assert EXPERIENCE not in bare.records
@@ -248,7 +248,7 @@ def test_across_fills_a_database_without_enough_examples_with_other_databases_by
         return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={
             "sql": "SELECT COUNT(*) FROM Patient WHERE City = 'Leeds'"})])
 
-    run = sql_agent(FunctionModel(reply), CLINIC_DB, extensions=[experience], max_steps=3).run(
+    run = sql_agent(FunctionModel(reply), CLINIC_DB, extensions=[experience], max_steps=3, **FOUR_PHASE).run(
         "Question: How many patients live in Leeds?").trajectory
     record = run.records.get(EXPERIENCE)
     assert record is not None and record.draft_skeleton == "SELECT COUNT ( * ) FROM _ WHERE _ = _"

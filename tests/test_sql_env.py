@@ -95,7 +95,7 @@ def test_sql_agent_recipe_records_the_propose_turn(env: SQLEnvironment, tmp_path
         call("run_query", sql=gold),
         call("confirm_answer", sql=gold),
     ])
-    agent = sql_agent(model, CHINOOK_DB)
+    agent = sql_agent(model, CHINOOK_DB, planner="react", schema="hidden", max_steps=24)
     result = agent.run("Question: How many tracks have no composer recorded?")
     agent.close()
     assert "Final SQL" in result.answer and "977" in result.answer
@@ -265,10 +265,40 @@ def test_a_reused_sql_agent_starts_each_run_clean() -> None:
     kit = SchemaToolkit(CHINOOK_DB)
     model = ScriptedModel([call("propose_schema", tables=["Genre"]), call("confirm_answer", sql="SELECT 1"),
                            call("list_tables"), "I give up", "I give up"])  # (asked once to confirm instead)
-    agent = sql_agent(model, kit)
+    agent = sql_agent(model, kit, planner="react", schema="hidden")
     agent.run("Question: one?")
     assert kit.final is not None and len(kit.proposals) == 1
     second = agent.run("Question: two?")
     agent.close()
     assert kit.final is None and kit.proposals == []
     assert second.trajectory.extras["sql"]["final_sql"] is None and second.answer == "I give up"
+
+
+def test_sql_agent_answers_as_agentkit_sql_does_by_default() -> None:
+    """`sql_agent(model, db)`: each run is shown the CREATE TABLEs for its question, the query is drafted in one
+    completion (five drafts voting) and confirmed. The model stands for the model's
+    choices: it writes the right query only when it sees the Artist table's CREATE TABLE."""
+    from agentkit.messages import Message
+    from agentkit.sql import sql_task_prompt
+    from agentkit.sql.digest import DIGEST_TITLE
+    from agentkit.testing import FunctionModel
+
+    seen: list[str] = []
+
+    def reply(messages: list[Message], tools: object) -> str:
+        system = messages[0].content if messages and messages[0].role == "system" else ""
+        seen.append(system)
+        shown = "CREATE TABLE Artist" in system or "CREATE TABLE \"Artist\"" in system
+        return "```sql\nSELECT COUNT(*) FROM Artist\n```" if shown else "```sql\nSELECT 0\n```"
+
+    agent = sql_agent(FunctionModel(reply), CHINOOK_DB)
+    try:
+        result = agent.run(sql_task_prompt("How many artists are there?"))
+    finally:
+        agent.close()
+    trajectory = result.trajectory
+    assert [t.phase for t in trajectory.turns] == ["draft"] * 5  # five drafts vote, the winner is confirmed
+    assert f"## {DIGEST_TITLE}" in seen[0] and "275" in (result.answer or "")
+    assert trajectory.extras["sql"]["final_sql"] == "SELECT COUNT(*) FROM Artist"
+    with pytest.raises(ValueError, match="schema must be one of"):
+        sql_agent(FunctionModel(reply), CHINOOK_DB, schema="everything")

@@ -11,13 +11,16 @@ still find them; and, in a second section, the values the question names and the
 
     kit = SchemaToolkit("shop.sqlite")
     print(schema_digest(kit, "How many orders did each customer place?"))
+    agent = Agent(model, [kit], extensions=[SchemaShown(kit, "tables")])   # what `sql_agent` attaches
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentkit.loop.extensions import RunContext
 from agentkit.sql.database import TableInfo
+from agentkit.sql.prompts import question_of
 from agentkit.sql.toolkit import SchemaToolkit, name_tokens
 from agentkit.sql.values import VALUES_TITLE, find_values
 
@@ -122,3 +125,25 @@ def schema_context(kit: SchemaToolkit, question: str, mode: str = "digest", *,
     if links:
         context[VALUES_TITLE] = "\n".join(link.render() for link in links)
     return context
+
+
+class SchemaShown:
+    """Extension that opens every run with `schema_context(kit, question, mode)` (the question read from the run's
+    task, `agentkit.sql.prompts.question_of`), as `Agent.run(..., context=)` would; `sql_agent` attaches it first,
+    so later extensions (worked examples) see the schema."""
+
+    name = "schema"
+
+    def __init__(self, kit: SchemaToolkit, mode: str = "tables", *, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+        if mode not in SCHEMA_MODES:
+            raise ValueError(f"schema must be one of {', '.join(SCHEMA_MODES)}, not {mode!r}")
+        self.kit, self.mode, self.max_chars = kit, mode, max_chars
+
+    def before_run(self, run: RunContext) -> None:
+        """Add the schema sections for the run's question."""
+        for title, text in schema_context(self.kit, question_of(run.task), self.mode,
+                                          max_chars=self.max_chars).items():
+            run.add_context(self.name, title, text)
+
+    def after_run(self, run: RunContext) -> None:
+        """Nothing to learn."""

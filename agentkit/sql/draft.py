@@ -33,7 +33,7 @@ from agentkit.loop.extensions import RunContext
 from agentkit.messages import Message, ToolCall
 from agentkit.models.protocol import GenerationSettings
 from agentkit.sql.extract import sql_in_text
-from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT
+from agentkit.sql.prompts import SQL_INSTRUCTIONS_SINGLE_SHOT
 from agentkit.tools import Tool
 
 Accept = Literal["rows", "never"]

@@ -1,12 +1,16 @@
-"""The TRUST-SQL agent recipe: the four-phase instructions and `sql_agent(model, db)`.
+"""The SQL agent: `sql_agent(model, db)`, its model and the record of its runs (its prompts: `agentkit.sql.prompts`).
 
-    agent = sql_agent("openai:gpt-4o-mini", "Chinook.sqlite")
+    agent = sql_agent(SQL_MODEL, "Chinook.sqlite")          # as `agentkit sql` answers: draft, 5 votes
     result = agent.run(sql_task_prompt("Which artist has the most albums?"))
     result.trajectory.records.get(SQL)  # final SQL, proposal, end of the propose turn, phase labels
 
-The schema is never shown up front; the tools label each turn with its phase and
-`SQLRunRecorder` stores what training needs (the end of the propose turn for Dual-Track) as the
-trajectory's `SQL` record (`agentkit.records`).
+    sql_agent("openai:gpt-4o-mini", "Chinook.sqlite", planner="react", schema="hidden")   # the TRUST-SQL recipe
+
+By default the agent answers as `agentkit sql` does: the CREATE TABLEs are shown with the question, the query is
+drafted in one completion first, five drafts vote by their results, and the loop repairs and confirms
+(`agentkit.sql.draft`). With `planner="react", schema="hidden"` it follows TRUST-SQL's four phases and finds the
+schema with its tools alone. The tools label each turn with its phase and `SQLRunRecorder` stores what training
+needs (the end of the propose turn for Dual-Track) as the trajectory's `SQL` record (`agentkit.records`).
 """
 
 from __future__ import annotations
@@ -20,52 +24,23 @@ from agentkit.loop.extensions import Extension, RunContext
 from agentkit.models.protocol import Model
 from agentkit.records import SQL, SQLRecord
 from agentkit.sql.database import Database
+from agentkit.sql.prompts import (
+    EVIDENCE_TEMPLATE,
+    SQL_INSTRUCTIONS,
+    SQL_INSTRUCTIONS_SHOWN,
+    SQL_INSTRUCTIONS_SINGLE_SHOT,
+    TASK_TEMPLATE,
+    question_of,
+    sql_task_prompt,
+)
 from agentkit.sql.rewards import final_sql, last_proposal, propose_end_turn
 from agentkit.sql.toolkit import EmbedFn, SchemaToolkit
 from agentkit.trajectory import Trajectory
-
-SQL_INSTRUCTIONS = """\
-You answer questions about a database whose schema you have not seen. Work in four phases, one phase per turn; \
-you may go back to an earlier phase when you learn something new.
-1. explore_schema: find the relevant tables and columns with list_tables, describe_table, search_columns, \
-sample_rows and distinct_values (exact spellings of values matter).
-2. propose_schema: call propose_schema with the tables, the columns (as {"Table": ["Column", ...]}) and the \
-joins ("TableA.col = TableB.col") your query needs. Fix and propose again if anything comes back UNVERIFIED.
-3. generate_sql: run candidate queries with run_query and check the rows make sense (at most 30 rows are shown).
-4. confirm_answer: call confirm_answer with the one final SQL query; this ends the task.
-Rules: the database is read-only; one SELECT statement per call; never use a table or column you have not seen \
-in a tool result; return exactly the columns the question asks for."""
-
-SQL_INSTRUCTIONS_SHOWN = """\
-You answer questions about a database with SQL. The user message gives the question and the CREATE TABLE \
-statements of the tables it most likely needs.
-1. Write one SELECT query that answers the question, using only the tables and columns shown, and check it with \
-run_query.
-2. If the query fails or its rows look wrong, fix it (describe_table, sample_rows and distinct_values show more \
-of the database) and run it again.
-3. Call confirm_answer with the final query; this ends the task.
-Return exactly the columns the question asks for."""
-
-SQL_INSTRUCTIONS_SINGLE_SHOT = """\
-You write SQLite queries. The user message gives a question and the CREATE TABLE statements of the database. \
-Reply with one SELECT query that answers the question, in a ```sql block. Return exactly the columns the \
-question asks for."""
 
 SQL_MODEL = "local:qwen2.5-coder-1.5b-sql"
 """`agentkit sql`'s model: the embedded 1.5B with the default's tool LoRA trained further on the draft agent's own
 verified SQL runs (`agentkit.models.embedded_adapters`); `local:default` keeps the tool LoRA, which calls tools
 better (Why: docs/decisions.md#sql-rejection-sampling)."""
-
-TASK_TEMPLATE = "Question: {question}"
-EVIDENCE_TEMPLATE = "\nHint: {evidence}"
-
-
-def sql_task_prompt(question: str, evidence: str | None = None) -> str:
-    """The user message of one text-to-SQL task (the question, and BIRD-style evidence if any)."""
-    text = TASK_TEMPLATE.format(question=question.strip())
-    if evidence and evidence.strip():
-        text += EVIDENCE_TEMPLATE.format(evidence=evidence.strip())
-    return text
 
 
 def sql_record(trajectory: Trajectory) -> dict[str, Any]:
@@ -98,24 +73,49 @@ class SQLRunRecorder:
         run.record(SQL, SQLRecord.model_validate(sql_record(run.trajectory)))
 
 
-def sql_agent(model: Model | str, db: str | Path | Database | SchemaToolkit, *, embed: EmbedFn | None = None,
-              max_steps: int = 24, max_rows: int = 30, timeout_s: float = 5.0,
-              instructions: str = SQL_INSTRUCTIONS, extensions: Sequence[Extension] = (),
-              **agent_options: Any) -> Agent:
-    """An agent that answers questions over `db` with the four-phase TRUST-SQL protocol.
+def sql_agent(model: Model | str, db: str | Path | Database | SchemaToolkit, *, planner: str | Any = "draft",
+              schema: str | None = None, votes: int = 5, check_case: bool = True, embed: EmbedFn | None = None,
+              max_steps: int = 8, max_rows: int = 30, timeout_s: float = 5.0, instructions: str | None = None,
+              extensions: Sequence[Extension] = (), **agent_options: Any) -> Agent:
+    """An agent that answers questions over `db` with SQL (see the module); ask it with `sql_task_prompt`.
 
     Args:
-        model: a `Model` or a model string.
-        db: an SQLite path, a SQLAlchemy URL, a `Database`, or a ready `SchemaToolkit`.
+        model: a `Model` or a model string (`SQL_MODEL` is `agentkit sql`'s).
+        db: an SQLite path, a SQLAlchemy URL, a `Database`, or a ready `SchemaToolkit` (used as it is).
+        planner: "draft" (the query drafted first, `votes` drafts voting), "react", or a planner object.
+        schema: what each run is shown with its question (`agentkit.sql.digest.SCHEMA_MODES`): "tables" (the
+            CREATE TABLEs; the default with "draft"), "digest" (those the question likely needs and the values it
+            names; the default otherwise), "full", or "hidden" (the tools alone find it).
+        votes: with "draft", how many drafts vote by their results (1: the greedy draft alone).
+        check_case: the toolkit's letter-case check (`SchemaToolkit(check_case=True)`), when `db` is not a toolkit.
         embed: texts -> normalised vectors for search_columns (lexical search without it).
-        max_steps: most model turns.
+        max_steps: most model turns of the loop.
         max_rows: rows shown per query result.
         timeout_s: time limit of each query.
-        instructions: the system prompt (SQL_INSTRUCTIONS by default).
-        extensions: more extensions (skills, notes); the SQL run recorder is always added.
-        agent_options: passed on to `Agent` (settings, log, planner, ...).
+        instructions: the system prompt (default: SQL_INSTRUCTIONS with the schema hidden, else
+            SQL_INSTRUCTIONS_SHOWN).
+        extensions: more extensions (experience, skills, notes); they run after the schema is shown, and the SQL
+            run recorder is always added.
+        agent_options: passed on to `Agent` (settings, log, ...).
     """
+    from agentkit.sql.digest import SCHEMA_MODES, SchemaShown
+
+    drafts = planner == "draft" or getattr(planner, "name", None) == "draft"
+    if planner == "draft":
+        from agentkit.sql.draft import SQLDraftPlanner
+
+        planner = SQLDraftPlanner(votes=votes)
+    schema = schema or ("tables" if drafts else "digest")
+    if schema not in SCHEMA_MODES:
+        raise ValueError(f"schema must be one of {', '.join(SCHEMA_MODES)}, not {schema!r}")
     kit = db if isinstance(db, SchemaToolkit) else SchemaToolkit(db, embed=embed, max_rows=max_rows,
-                                                                 timeout_s=timeout_s)
-    return Agent(model, tools=[kit], instructions=instructions, max_steps=max_steps,
-                 extensions=[*extensions, SQLRunRecorder(kit)], **agent_options)
+                                                                 timeout_s=timeout_s, check_case=check_case)
+    shown = [] if schema == "hidden" else [SchemaShown(kit, schema)]
+    if instructions is None:
+        instructions = SQL_INSTRUCTIONS if schema == "hidden" else SQL_INSTRUCTIONS_SHOWN
+    return Agent(model, tools=[kit], instructions=instructions, max_steps=max_steps, planner=planner,
+                 extensions=[*shown, *extensions, SQLRunRecorder(kit)], **agent_options)
+
+
+__all__ = ["EVIDENCE_TEMPLATE", "SQL_INSTRUCTIONS", "SQL_INSTRUCTIONS_SHOWN", "SQL_INSTRUCTIONS_SINGLE_SHOT",
+           "SQL_MODEL", "TASK_TEMPLATE", "SQLRunRecorder", "question_of", "sql_agent", "sql_record", "sql_task_prompt"]

@@ -107,7 +107,8 @@ def main() -> int:
 
     def agent_for(task: Any) -> Any:
         episodes[task.id] = env.reset(task)
-        return sql_agent(model, episodes[task.id].toolkit, max_steps=args.max_steps, settings=settings)
+        return sql_agent(model, episodes[task.id].toolkit, planner="react", schema="hidden", max_steps=args.max_steps,
+                         settings=settings)
 
     latencies: list[float] = []
     shown: list[int] = []
