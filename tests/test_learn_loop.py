@@ -557,17 +557,39 @@ class SkillsChangeNothing(HarmfulSkills):
     harmful = False
 
 
+class SkillsChangeNothingButOne(SkillsChangeNothing):
+    """As `SkillsChangeNothing`, but always answers the task whose prompt is `wrong` wrongly."""
+
+    def __init__(self, envs: Sequence[SQLEnvironment], wrong: str) -> None:
+        super().__init__(envs)
+        self.wrong = wrong
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+        answer = super().reply(messages, tools)
+        user = next(m.content for m in messages if m.role == "user")
+        if isinstance(answer, Message) and answer.tool_calls and self.wrong in user:
+            return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": "SELECT 0"})])
+        return answer
+
+
 def test_on_a_validation_tie_skills_are_set_aside_and_pacing_is_kept(tmp_path: Path) -> None:
     env = clinic(26)
-    report = learn(env, SkillsChangeNothing([env]), budget="4ep", methods=("skills",), out=tmp_path / "skills",
-                   seed=0, **{**OPTIONS, "train_temperature": 0.0})
-    before, with_skills = report.validation
-    assert before.successes == with_skills.successes == 4  # skills were shown, and changed nothing
-    assert "(a method that changes every run must solve more to be kept)" in report.details["skills"]["set_aside"]
-    assert "skills" not in report.artefacts
-
     train, held = split_tasks(env.tasks(), 0.3, seed=0)
     learning, check = validation_split(train, 0.25, seed=0)
+    model = SkillsChangeNothingButOne([env], check[0].prompt)
+    report = learn(env, model, budget="4ep", methods=("skills",), out=tmp_path / "skills", seed=0,
+                   **{**OPTIONS, "train_temperature": 0.0})
+    before, with_skills = report.validation
+    assert before.successes == with_skills.successes == 3  # skills were shown, and changed nothing
+    assert "(a method that changes every run must solve more to be kept)" in report.details["skills"]["set_aside"]
+    assert "skills" not in report.artefacts
+    # at the ceiling (every validation task solved without them) a tie keeps them: nothing was left to win
+    report = learn(env, SkillsChangeNothing([env]), budget="4ep", methods=("skills",), out=tmp_path / "ceiling",
+                   seed=0, **{**OPTIONS, "train_temperature": 0.0})
+    before, with_skills = report.validation
+    assert before.successes == with_skills.successes == 4
+    assert "set_aside" not in report.details["skills"] and "skills" in report.artefacts
+
     model = LoopingScript(env, {t.id for t in held} | {learning[0].id})  # validation tasks never loop
     report = learn(env, model, budget="40ep", methods=("pacing",), out=tmp_path / "pacing", seed=0, max_steps=5)
     assert set(report.validation_tasks) == {t.id for t in check}
