@@ -369,7 +369,11 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
         return (f"`agentkit learn` per database (`bench_learn_split.py`): {data['train_per_db']} questions to learn "
                 f"from and {data['heldout_per_db']} held out per database, {data['budget_per_database']} each, "
                 f"methods {data['methods']}, {data['planner']} agent, {_model(stem, data['model'])}",
-                data["data_kind"], f"{per_db}; mean over {o['seeds']} seed(s) {o['mean_delta_points']:+.1f} points")
+                data["data_kind"], f"{per_db}; " + "; ".join(
+                    f"seed {seed} in all {sd['overall']['before']['correct']}/{sd['overall']['before']['tasks']} → "
+                    f"{sd['overall']['after']['correct']}/{sd['overall']['after']['tasks']}"
+                    for seed, sd in data["seeds"].items())
+                + f"; mean over {o['seeds']} seed(s) {o['mean_delta_points']:+.1f} points")
     if stem.startswith("experience-floor-"):
         per_db = "; ".join(f"{d['db_id']} " + ", ".join(
             f"{k} {c['correct']}/{c['tasks']}" + (f" (+{len(c['flips_vs_none']['right'])} "
