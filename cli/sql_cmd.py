@@ -61,8 +61,7 @@ def register(app: typer.Typer) -> None:
         model = model or SQL_MODEL
         if planner not in ("draft", "react"):
             raise typer.BadParameter(f"--planner must be draft or react, not {planner!r}")
-        schema = schema or ("tables" if planner == "draft" else "digest")
-        if schema not in SCHEMA_MODES:
+        if schema is not None and schema not in SCHEMA_MODES:  # sql_agent picks the default for the planner
             raise typer.BadParameter(f"--schema must be one of {', '.join(SCHEMA_MODES)}, not {schema!r}")
         extensions = learned_extensions(memory)  # what a learn run kept, opened before the database
 
