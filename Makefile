@@ -4,6 +4,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # llama.cpp tuned for this CPU; no multimodal library, examples, tools or server (a shorter build).
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF
+# On x86-64, without Intel AMX: llama.cpp's AMX weights segfault in decode once a LoRA adapter is applied
+# (docs/decisions.md#llama-cpp-build); AVX-512 and AVX2 stay.
+ifeq ($(shell uname -m),x86_64)
+NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_CMAKE_ARGS += '-DCMAKE_C_FLAGS=$(NO_AMX)' '-DCMAKE_CXX_FLAGS=$(NO_AMX)'
+endif
 
 VLLM_VENV ?= .venv-vllm
 # where pip finds the CPU build of torch (a machine that cannot reach it needs the wheel from elsewhere: pip's find-links)
