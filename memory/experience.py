@@ -18,20 +18,22 @@ admitted; a later verified answer to the same question on the same database repl
 
 **Which database.** A database is known by its table names (`database_key`: a digest of what the agent's
 `list_tables` tool shows), so a copy of a database, or the same database with more rows, is the same one;
-examples are shown for the database they came from. With `across=True`, a database with fewer than `k` examples
-of its own is also shown examples from other databases, chosen by SQL skeleton (DAIL-SQL's cross-domain
-selection): the shape of a query (a join then a count, a NOT EXISTS, a GROUP BY with HAVING) carries to a
-database whose tables differ; they are shown under their own heading, as forms to follow with this database's
-tables.
+examples are shown for the database they came from. With `across=True`, a run with fewer than `k` eligible
+examples of its own database (see below) is also shown examples from other databases, chosen by SQL skeleton
+whatever their question similarity (DAIL-SQL's cross-domain selection): the shape of a query (a join then a
+count, a NOT EXISTS, a GROUP BY with HAVING) carries to a database whose tables differ; they are shown under
+their own heading, as forms to follow with this database's tables.
 
 **What is shown.** Before a run whose tools query a database with examples, the `k` (3) examples nearest the
-question go into the system prompt, as question, SQL and result shape (DAIL-SQL's question–SQL pairs). They
-are chosen by question similarity (cosine of the packaged MiniLM embeddings) and by SQL skeleton: when the
-database has more than `k` examples, the model first writes the query it would write without them (one
-completion with the single-shot SQL prompt and the run's context: the pre-prediction, its own turn with
-phase "pre_predict"), and examples whose skeleton is at least `skeleton_threshold` similar to that query's
-come first, each group in order of question similarity (DAIL-SQL's selection). With `pre_predict=False`, or
-with at most `k` examples, the question alone orders them and no completion is spent.
+question go into the system prompt, as question, SQL and result shape (DAIL-SQL's question–SQL pairs). Only the
+database's examples at question cosine `min_similarity` (0.8) or more are eligible: a small model follows an
+example of another kind of question into a wrong query. They are chosen by question similarity (cosine of the
+packaged MiniLM embeddings) and by SQL skeleton: when more than `k` are eligible, the model first writes the
+query it would write without them (one completion with the single-shot SQL prompt and the run's context: the
+pre-prediction, its own turn with phase "pre_predict"), and examples whose skeleton is at least
+`skeleton_threshold` similar to that query's come first, each group in order of question similarity (DAIL-SQL's
+selection). With `pre_predict=False`, or with at most `k` eligible, the question alone orders them and no
+completion is spent.
 
 Every run records what was shown (`agentkit.records.EXPERIENCE`: the database, the pre-prediction, the
 examples with both similarities) and, after the run, whether its confirmed query "copied" an example's SQL,
@@ -71,6 +73,9 @@ KIND = "agentkit.experience"
 VERSION = 1
 DEFAULT_K = 3
 SKELETON_THRESHOLD = 0.8
+MIN_SIMILARITY = 0.8
+"""The question cosine below which a database's own example is not shown: a small model follows an example of
+another kind of question into a wrong query (decisions#experience)."""
 """Skeleton similarity at which an example counts as the same kind of query as the pre-prediction."""
 PRE_PREDICT_PHASE = "pre_predict"
 TITLE = "Worked examples"
@@ -239,16 +244,18 @@ class Experience:
         pre_predict: choose by SQL skeleton too, from a pre-predicted query (one completion per run, only
             when the database has more than `k` examples).
         skeleton_threshold: skeleton similarity at which an example counts as the pre-prediction's kind.
-        min_similarity: examples whose question cosine is below this are not shown.
+        min_similarity: the database's own examples whose question cosine is below this are not shown (0.0
+            shows the nearest whatever their similarity); other databases' examples (`across`) are chosen by
+            skeleton and are not held to it.
         embedder: the question embedder (default: the packaged MiniLM).
         across: fill up to `k` with other databases' examples, most alike in skeleton to the pre-prediction
-            first, when a database has fewer than `k` of its own.
+            first, when fewer than `k` of its own are eligible.
     """
 
     name = "experience"
 
     def __init__(self, examples: Iterable[WorkedExample] = (), *, k: int = DEFAULT_K, pre_predict: bool = True,
-                 skeleton_threshold: float = SKELETON_THRESHOLD, min_similarity: float = 0.0,
+                 skeleton_threshold: float = SKELETON_THRESHOLD, min_similarity: float = MIN_SIMILARITY,
                  embedder: Any = None, across: bool = False) -> None:
         if k < 1:
             raise ValueError("k must be at least 1")
@@ -299,10 +306,11 @@ class Experience:
         return [e for e in self.examples if e.database != database]
 
     def select(self, database: str, question: str, draft_sql: str | None = None) -> list[Choice]:
-        """The at most `k` examples to show for `question` on `database`: its own, those whose skeleton is at
-        least `skeleton_threshold` similar to `draft_sql`'s first, then the rest, each in order of question
-        cosine; with `across`, then other databases' examples, by skeleton similarity, then question cosine."""
-        own = self._scored(self.candidates(database), question, draft_sql)
+        """The at most `k` examples to show for `question` on `database`: its own at question cosine
+        `min_similarity` or more, those whose skeleton is at least `skeleton_threshold` similar to `draft_sql`'s
+        first, then the rest, each in order of question cosine; with `across`, then other databases' examples,
+        by skeleton similarity, then question cosine."""
+        own = self._scored(self.candidates(database), question, draft_sql, self.min_similarity)
 
         def rank(c: Choice) -> tuple[bool, float, str]:
             alike = c.skeleton_similarity is not None and c.skeleton_similarity >= self.skeleton_threshold
@@ -312,13 +320,14 @@ class Experience:
         if not self.across or len(chosen) == self.k:
             return chosen
         foreign = [replace(c, other_database=True)
-                   for c in self._scored(self.others(database), question, draft_sql)]
+                   for c in self._scored(self.others(database), question, draft_sql, 0.0)]
         foreign.sort(key=lambda c: (-(c.skeleton_similarity or 0.0), -c.question_similarity, c.example.id))
         return chosen + foreign[:self.k - len(chosen)]
 
-    def _scored(self, pool: Sequence[WorkedExample], question: str, draft_sql: str | None) -> list[Choice]:
-        """`pool` with each example's question cosine and skeleton similarity to `draft_sql`, below
-        `min_similarity` left out."""
+    def _scored(self, pool: Sequence[WorkedExample], question: str, draft_sql: str | None,
+                floor: float) -> list[Choice]:
+        """`pool` with each example's question cosine and skeleton similarity to `draft_sql`, those below
+        `floor` left out."""
         if not pool:
             return []
         vectors = self.embedder.embed([question_of(question), *(e.question for e in pool)])
@@ -326,7 +335,7 @@ class Experience:
         draft = sql_skeleton(draft_sql) if draft_sql else None
         return [Choice(e, round(float(q), 4),
                        None if draft is None else round(skeleton_similarity(draft, e.skeleton), 4))
-                for e, q in zip(pool, cosines, strict=True) if float(q) >= self.min_similarity]
+                for e, q in zip(pool, cosines, strict=True) if float(q) >= floor]
 
     def render(self, chosen: Sequence[Choice]) -> str:
         """The prompt section of the chosen examples: this database's, then other databases' under their own
@@ -345,15 +354,16 @@ class Experience:
 
     # -- the Extension protocol -----------------------------------------------------------------------
     def before_run(self, run: RunContext) -> None:
-        """Show the examples chosen for the task (pre-predicting a query first when the database has more than
-        `k`); record the database and what was shown (`EXPERIENCE`). Runs without SQL tools are left alone."""
+        """Show the examples chosen for the task (pre-predicting a query first when more than `k` of the
+        database's examples pass `min_similarity`); record the database and what was shown (`EXPERIENCE`). Runs
+        without SQL tools are left alone."""
         key = database_key(run.tools)
         if key is None:
             return
-        pool = self.candidates(key)
-        filling = self.across and len(pool) < self.k and bool(self.others(key))
-        draft = self.draft(run) if self.pre_predict and (len(pool) > self.k or filling) else None
-        chosen = self.select(key, run.task, draft) if pool or filling else []
+        eligible = self._scored(self.candidates(key), run.task, None, self.min_similarity)
+        filling = self.across and len(eligible) < self.k and bool(self.others(key))
+        draft = self.draft(run) if self.pre_predict and (len(eligible) > self.k or filling) else None
+        chosen = self.select(key, run.task, draft) if eligible or filling else []
         if chosen:
             run.add_context(self.name, TITLE, self.render(chosen))
         run.record(EXPERIENCE, ExperienceRecord(

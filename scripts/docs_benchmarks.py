@@ -368,7 +368,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
         o = data["overall"]
         return (f"`agentkit learn` per database (`bench_learn_split.py`): {data['train_per_db']} questions to learn "
                 f"from and {data['heldout_per_db']} held out per database, {data['budget_per_database']} each, "
-                f"methods {data['methods']}, {data['planner']} agent, {_model(stem, data['model'])}",
+                f"methods {data['methods']}, {data['planner']} agent, worked examples at question cosine "
+                f"{data.get('experience_min_similarity', 0.0)} or more, {_model(stem, data['model'])}",
                 data["data_kind"], f"{per_db}; " + "; ".join(
                     f"seed {seed} in all {sd['overall']['before']['correct']}/{sd['overall']['before']['tasks']} → "
                     f"{sd['overall']['after']['correct']}/{sd['overall']['after']['tasks']}"

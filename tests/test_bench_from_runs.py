@@ -26,9 +26,9 @@ from agentkit.trajectory import read_jsonl
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
 from bench_from_runs import Options, Plan, markdown, plan_split, run_before, run_benchmark, spare_tasks, split_database
 
-ORDER = (4, 21, 3, 29, 28)  # the afternoon: 4, 21, 3; the next day: 29, 28
+ORDER = (4, 21, 24, 27, 28)  # the afternoon: 4, 21, 24; the next day: 27 (24's sibling at cosine 0.83), 28
 WRONG_21 = "SELECT MIN(Seats) FROM Shop"  # asked for the highest number of seats
-WRONG_29 = "SELECT COUNT(*) FROM Shop"  # asked to count the order lines
+WRONG_27 = "SELECT COUNT(*) FROM Shop"  # asked for the shops with more than 5 employees
 
 
 def bakery(tmp_path: Path) -> tuple[SQLEnvironment, dict[int, dict[str, Any]], dict[str, str]]:
@@ -52,10 +52,10 @@ def test_an_afternoon_rated_against_gold_is_learned_and_shown_the_next_day(tmp_p
         sql = gold[question]
         if question == by_number[21]["question"]:
             sql = WRONG_21
-        if question == by_number[29]["question"]:
+        if question == by_number[27]["question"]:
             shown = f"## {TITLE}" in system
             shown_examples.append(system if shown else "")
-            sql = sql if shown else WRONG_29
+            sql = sql if shown else WRONG_27
         return f"```sql\n{sql}\n```"
 
     model = FunctionModel(reply)
@@ -65,40 +65,39 @@ def test_an_afternoon_rated_against_gold_is_learned_and_shown_the_next_day(tmp_p
     ids = {n: f"bakery_orders-{n:03d}" for n in ORDER}
 
     # the afternoon: rated by gold, logged as an application logs runs (no gold scores), no reasons
-    assert d["afternoon"]["tasks"] == [ids[4], ids[21], ids[3]]
-    assert d["afternoon"]["ratings"] == {ids[4]: "good", ids[21]: "bad", ids[3]: "good"}
+    assert d["afternoon"]["tasks"] == [ids[4], ids[21], ids[24]]
+    assert d["afternoon"]["ratings"] == {ids[4]: "good", ids[21]: "bad", ids[24]: "good"}
     assert (d["afternoon"]["good"], d["afternoon"]["bad"]) == (2, 1)
     logged = {t.task_id: t for t in read_jsonl([d["afternoon"]["log"]])}
-    assert set(logged) == {ids[4], ids[21], ids[3]}
+    assert set(logged) == {ids[4], ids[21], ids[24]}
     verdicts = {k: feedback_of(t) for k, t in logged.items()}
-    assert {k: v.good for k, v in verdicts.items() if v is not None} == {ids[4]: True, ids[21]: False, ids[3]: True}
+    assert {k: v.good for k, v in verdicts.items() if v is not None} == {ids[4]: True, ids[21]: False, ids[24]: True}
     assert all(v is not None and v.why is None for v in verdicts.values())
     assert all(t.rewards == {} and t.reward is None for t in logged.values())
 
     # learned: the two good runs, not the bad one
     experience = Experience.load(Path(d["learned"]["folder"]) / "experience.json")
-    assert sorted(e.task_id or "" for e in experience.examples) == [ids[3], ids[4]]
+    assert sorted(e.task_id or "" for e in experience.examples) == [ids[4], ids[24]]
     assert d["learned"]["examples"] == 2 and len(d["learned"]["admitted"]) == 2 and d["learned"]["notes"] == []
-    example_of_4 = next(e.id for e in experience.examples if e.task_id == ids[4])
+    example_of_24 = next(e.id for e in experience.examples if e.task_id == ids[24])
 
     # the next day: the same tasks before and after; the run after was shown the afternoon's examples
-    assert d["before"]["outcomes"] == {ids[29]: False, ids[28]: True}
-    assert d["after"]["outcomes"] == {ids[29]: True, ids[28]: True}
+    assert d["before"]["outcomes"] == {ids[27]: False, ids[28]: True}
+    assert d["after"]["outcomes"] == {ids[27]: True, ids[28]: True}
     for phase in ("before", "after"):
         assert d[phase]["correct"] == sum(d[phase]["outcomes"].values()) and d[phase]["tasks"] == 2
     assert d["delta_points"] == 50.0
-    assert shown_examples[0] == "" and by_number[4]["sql"] in shown_examples[-1]
+    assert shown_examples[0] == "" and by_number[24]["sql"] in shown_examples[-1]
     before = {t.task_id: t for t in read_jsonl([tmp_path / "work" / "bakery_orders" / "before.jsonl"])}
     after = {t.task_id: t for t in read_jsonl([tmp_path / "work" / "bakery_orders" / "after.jsonl"])}
-    assert before[ids[29]].records.get(EXPERIENCE) is None
-    record = after[ids[29]].records.get(EXPERIENCE)
-    assert record is not None and by_number[4]["question"] in {s.question for s in record.shown}
-    assert by_number[21]["question"] not in {s.question for s in record.shown}  # rated bad: never shown
+    assert before[ids[27]].records.get(EXPERIENCE) is None
+    record = after[ids[27]].records.get(EXPERIENCE)
+    assert record is not None and [s.question for s in record.shown] == [by_number[24]["question"]]
 
     (flip,) = d["flips"]
-    assert flip["task"] == ids[29] and flip["became"] == "right"
-    assert f"example {example_of_4}" in flip["artefacts"]
-    assert {s["from_task"] for s in flip["shown"]} == {ids[4], ids[3]}
+    assert flip["task"] == ids[27] and flip["became"] == "right"
+    assert f"example {example_of_24}" in flip["artefacts"]
+    assert [s["from_task"] for s in flip["shown"]] == [ids[24]]  # "Count the employees." is another kind: not shown
     assert (d["became_right"], d["became_wrong"]) == (1, 0)
 
     overall = report["overall"]
@@ -106,7 +105,7 @@ def test_an_afternoon_rated_against_gold_is_learned_and_shown_the_next_day(tmp_p
     assert overall["delta_points"] == 50.0 and overall["afternoon_good"] == 2 and overall["afternoon_bad"] == 1
     assert overall["after"]["wilson95"][0] < 1.0 == overall["after"]["accuracy"]
     table = markdown(report)
-    assert "| **all** | 2 / 1 | 2 | 2 |" in table and f"- {ids[29]}: became right; shown ex" in table
+    assert "| **all** | 2 / 1 | 2 | 2 |" in table and f"- {ids[27]}: became right; shown ex" in table
     json.dumps(report)  # what the script writes: plain JSON
 
 
@@ -183,7 +182,7 @@ def test_before_only_scores_each_databases_held_out_questions_without_memory_har
     def reply(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> str:
         question = question_of(next(m.content for m in messages if m.role == "user"))
         asked.append(question)
-        return f"```sql\n{WRONG_29 if question == by_number[29]['question'] else gold[question]}\n```"
+        return f"```sql\n{WRONG_27 if question == by_number[27]['question'] else gold[question]}\n```"
 
     plans = plan_split(env, ["bakery_orders"], 3, 2)
     held = plans["bakery_orders"].heldout
@@ -192,11 +191,11 @@ def test_before_only_scores_each_databases_held_out_questions_without_memory_har
                            options=Options(votes=1), split="train")
     assert (row["db_id"], easy["db_id"]) == ("bakery_orders", "bakery_easier")  # hardest first
     assert easy["before"]["outcomes"] == {"bakery_orders-028": True}
-    assert row["before"]["outcomes"] == {"bakery_orders-029": False, "bakery_orders-028": True}
+    assert row["before"]["outcomes"] == {"bakery_orders-027": False, "bakery_orders-028": True}
     assert row["before"]["correct"] == 1 and row["before"]["accuracy"] == 0.5
-    assert set(asked) == {by_number[29]["question"], by_number[28]["question"]}  # no afternoon question was run
+    assert set(asked) == {by_number[27]["question"], by_number[28]["question"]}  # no afternoon question was run
     logged = read_jsonl([tmp_path / "work" / "bakery_orders" / "before.jsonl"])
-    assert {t.task_id for t in logged} == {"bakery_orders-029", "bakery_orders-028"}
+    assert {t.task_id for t in logged} == {"bakery_orders-027", "bakery_orders-028"}
     assert all(t.records.get(EXPERIENCE) is None for t in logged)
 
 

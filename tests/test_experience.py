@@ -18,6 +18,7 @@ from agentkit.feedback import rate
 from agentkit.memory.experience import (
     ACROSS_INTRO,
     INTRO,
+    MIN_SIMILARITY,
     PRE_PREDICT_PHASE,
     TITLE,
     Experience,
@@ -104,7 +105,7 @@ def test_the_database_is_known_by_its_tables_wherever_it_lies(bakery: tuple[Path
 
 def test_retrieval_ranks_by_question_then_puts_the_pre_predictions_kind_first(bakery: tuple[Path, Any, Path]) -> None:
     _, records, _ = bakery
-    experience = Experience([example(records, n) for n in (2, 4, 26, 30)], k=2)
+    experience = Experience([example(records, n) for n in (2, 4, 26, 30)], k=2, min_similarity=0.0)
     # "Which shops have more than 5 employees? Give their name.": by the question alone, "Count the employees."
     # comes first; the pre-predicted query (a HAVING count) puts the question answered by that kind of query,
     # "Which products have more than 5 order lines?", first
@@ -126,6 +127,40 @@ def test_retrieval_ranks_by_question_then_puts_the_pre_predictions_kind_first(ba
     # only the database's own examples, never another's
     assert experience.select("another-db", question) == []
     assert len(Experience([example(records, 4), example(records, 4, database="db")])) == 1  # same question: one
+
+
+def test_by_default_only_examples_of_the_same_kind_of_question_are_shown(bakery: tuple[Path, Any, Path]) -> None:
+    db, records, _ = bakery
+    key = database_key_of(db)
+    examples = [example(records, n, key) for n in (2, 4, 26, 29, 30)]
+    floored, open_ = Experience(examples), Experience(examples, min_similarity=0.0)
+    assert floored.min_similarity == MIN_SIMILARITY == 0.8
+    # a paraphrase of "Count the order lines." is shown that example alone; without the floor, two more kinds
+    # of question ("Which products have more than 5 order lines?", a grouped count) fill up to k
+    paraphrase = "What is the number of order lines?"
+    assert [c.example.id for c in floored.select(key, paraphrase)] == ["ex-29"]
+    assert floored.select(key, paraphrase)[0].question_similarity >= 0.8
+    wide = open_.select(key, paraphrase)
+    assert len(wide) == 3 and wide[0].example.id == "ex-29" and min(c.question_similarity for c in wide) < 0.8
+    # a question unlike every example is shown none, and no pre-prediction is spent on choosing among them
+    drafts: list[str] = []
+
+    def reply(messages: Sequence[Message], tools: Any) -> Message | str:
+        if shown_sections(messages).startswith(SQL_INSTRUCTIONS_SINGLE_SHOT):
+            drafts.append("pre-prediction")
+            return "```sql\nSELECT 1\n```"
+        return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": "SELECT 1"})])
+
+    question = gold(records, 27)[0]  # "Which shops have more than 5 employees?": every example below 0.8
+
+    def run(experience: Experience) -> Trajectory:
+        agent = sql_agent(FunctionModel(reply), db, extensions=[experience], max_steps=3, **FOUR_PHASE)
+        return agent.run(sql_task_prompt(question)).trajectory
+
+    record = run(floored).records.get(EXPERIENCE)
+    assert record is not None and record.shown == [] and record.draft_sql is None and drafts == []
+    record = run(open_).records.get(EXPERIENCE)  # five examples, more than k: one pre-prediction, k shown
+    assert record is not None and len(record.shown) == 3 and drafts == ["pre-prediction"]
 
 
 def scripted_run(db: Path, question: str, script: list[Any], extensions: Sequence[Any] = ()) -> Trajectory:
@@ -180,7 +215,7 @@ def shown_sections(messages: Sequence[Message]) -> str:
 def test_the_prompt_shows_the_examples_and_the_trajectory_records_which(bakery: tuple[Path, Any, Path]) -> None:
     db, records, _ = bakery
     key = database_key_of(db)
-    experience = Experience([example(records, n, key) for n in (2, 4, 26, 30, 3)], k=2)
+    experience = Experience([example(records, n, key) for n in (2, 4, 26, 30, 3)], k=2, min_similarity=0.0)
     question, _ = gold(records, 29)
     prompts: list[str] = []
     pre_predictions: list[str] = []
@@ -211,7 +246,7 @@ def test_the_prompt_shows_the_examples_and_the_trajectory_records_which(bakery: 
     assert "Result: 1 row; columns: COUNT(*)" in prompt or "Result:" not in prompt
     assert shown.use == "copied"  # it confirmed ex-30's SQL as it was
     # at most k examples on the database: no pre-prediction is spent, the question alone orders them
-    few = Experience([example(records, n, key) for n in (4, 30)], k=2)
+    few = Experience([example(records, n, key) for n in (4, 30)], k=2, min_similarity=0.0)
     plain = sql_agent(ScriptedModel([call("confirm_answer", sql="SELECT COUNT(*) FROM OrderLine")]), db,
                       extensions=[few], max_steps=3, **FOUR_PHASE).run(sql_task_prompt(question)).trajectory
     record = plain.records.get(EXPERIENCE)
@@ -237,7 +272,7 @@ def test_across_fills_a_database_without_enough_examples_with_other_databases_by
     own = WorkedExample(id="ex-clinic", database=clinic, question="How many doctors are there?",
                         sql="SELECT COUNT(*) FROM Doctor", skeleton=sql_skeleton("SELECT COUNT(*) FROM Doctor"),
                         verified_by="user")
-    experience = Experience([*bakery_examples, own], k=2, across=True)
+    experience = Experience([*bakery_examples, own], k=2, across=True, min_similarity=0.0)
     prompts: list[str] = []
 
     def reply(messages: Sequence[Message], tools: Any) -> Message | str:

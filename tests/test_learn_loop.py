@@ -635,7 +635,7 @@ def test_the_draft_planner_acts_in_evaluations_and_learning_and_a_resume_must_na
 
     model = FunctionModel(reply, name="draft-script")
     report = learn(env, model, budget="5ep", methods=("experience",), out=tmp_path / "run", seed=0, heldout=held,
-                   validation=0, planner="draft", votes=1)
+                   validation=0, planner="draft", votes=1, experience_options={"min_similarity": 0.0})
     assert (report.before.successes, report.after.successes) == (0, 2)
     assert {f.task for f in report.flips} == {r["id"] for r in records[5:7]}
     assert all(f.became == "right" and f.artefacts for f in report.flips)

@@ -15,7 +15,8 @@ held-out one (MiniLM cosine at least `--max-similarity`) or its gold SQL is a he
 with `--methods` (default: what `learn` runs for the model), keeping a method only when its validation share
 does not drop, and measures the held-out questions before and after each method, greedy, with `--planner`'s
 agent (react, `--max-steps` steps, the schema digest; or draft, `agentkit sql`'s, `--votes` drafts voting, the
-CREATE TABLEs shown). The seed also picks `learn`'s validation share and the order of its train tasks.
+CREATE TABLEs shown). The seed also picks `learn`'s validation share and the order of its train tasks. Worked
+examples are shown at question cosine `--min-similarity` or more (default: `Experience`'s, 0.8).
 
 Reports, per seed and database: before and after, the change in points, each method's own change (the
 evaluation after it against the one before it) and whether it was kept, the held-out tasks that flipped with
@@ -198,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--votes", type=int, default=5, help="with --planner draft: drafts that vote by results")
     parser.add_argument("--schema", default=None,
                         help="shown up front: digest, tables, full, hidden (default: tables with draft, else digest)")
+    parser.add_argument("--min-similarity", type=float, default=None,
+                        help="question cosine below which a worked example is not shown (default: Experience's)")
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
@@ -210,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+    from agentkit.memory.experience import MIN_SIMILARITY
     from agentkit.models import resolve_model
     from agentkit.sql.taskgen import build_tasks
 
@@ -235,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
                      methods=args.methods.split(",") if args.methods else None,
                      spares=spare_tasks(args.data, chosen), max_similarity=args.max_similarity,
                      max_steps=args.max_steps, concurrency=args.concurrency, planner=args.planner,
-                     votes=args.votes, on_row=show)
+                     votes=args.votes, on_row=show,
+                     options=None if args.min_similarity is None else
+                     {"experience_options": {"min_similarity": args.min_similarity}})
     finally:
         close = getattr(model, "close", None)
         if callable(close):
@@ -245,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
               "budget_per_database": args.budget, "methods": args.methods or "learn's default",
               "train_per_db": args.train, "heldout_per_db": args.heldout, "max_steps": args.max_steps,
               "planner": args.planner, "votes": args.votes if args.planner == "draft" else None, "schema": schema,
-              "concurrency": args.concurrency, "temperature": 0.0, "started": started, **result}
+              "concurrency": args.concurrency, "temperature": 0.0, "started": started,
+              "experience_min_similarity": MIN_SIMILARITY if args.min_similarity is None else args.min_similarity,
+              **result}
     out = args.out or RESULTS / f"learn-split-{args.split}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, default=str) + "\n")

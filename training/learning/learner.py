@@ -85,6 +85,7 @@ class LearnContext:
     train_settings: GenerationSettings
     instructions: str | None = None
     skill_options: dict[str, Any] = field(default_factory=dict)
+    experience_options: dict[str, Any] = field(default_factory=dict)
     notes_threshold: float = DEFAULT_THRESHOLD
     notes_batch: int = 4
     notes_analyst: NotesAnalyst = "environment"

@@ -141,6 +141,7 @@ def learn(
     max_tokens: int | None = 512,
     instructions: str | None = None,
     skill_options: dict[str, Any] | None = None,
+    experience_options: dict[str, Any] | None = None,
     notes_threshold: float = DEFAULT_THRESHOLD,
     notes_batch: int = 4,
     notes_analyst: NotesAnalyst = "environment",
@@ -177,7 +178,8 @@ def learn(
         max_steps: agent steps per episode; train_temperature: sampling in the skills and notes runs (default 0:
             they learn from the policy as it is deployed; why: docs/decisions.md#learning-loop; rl samples at its
             `TrainConfig.temperature`). Evaluations are greedy.
-        skill_options: `SkillSettings` overrides; notes_threshold: the notebook's retrieval cosine.
+        skill_options: `SkillSettings` overrides; experience_options: `Experience` constructor options (e.g.
+            `min_similarity`), for learning and evaluating; notes_threshold: the notebook's retrieval cosine.
         notes_batch: tasks per Mistake Notebook Learning batch; rl_config: a `TrainConfig` for the rl method.
         notes_analyst: who names the mistakes and writes the notes: "environment" (the analyst for the
             environment's kind when there is one: SQL compares each failed query with the gold query,
@@ -217,6 +219,7 @@ def learn(
     ctx = LearnContext(env=env, train=train, model=meter, out=out, seed=seed, max_steps=max_steps,
                        train_settings=GenerationSettings(temperature=train_temperature, max_tokens=max_tokens),
                        instructions=instructions, skill_options=dict(skill_options or {}),
+                       experience_options=dict(experience_options or {}),
                        notes_threshold=notes_threshold, notes_batch=notes_batch, notes_analyst=notes_analyst,
                        rl_config=rl_config, concurrency=concurrency, planner=acting)
     run = _Run(ctx, state, out, emit, max_tokens)
@@ -360,7 +363,8 @@ class _Run:
                                  self.ctx.skill_options, learning=False)
         if "notes" in artefacts:
             notes = open_notes(frozen_copy(self.out / "notes", scratch / label / "notes"), self.ctx.notes_threshold)
-        fitted = [cls.load(self.out / file) for method, (file, cls) in FITTED.items()
+        fitted = [cls.load(self.out / file, **(self.ctx.experience_options if method == "experience" else {}))
+                  for method, (file, cls) in FITTED.items()
                   if method in artefacts and (self.out / file).exists()]
 
         def build(tools: list[Any]) -> Any:

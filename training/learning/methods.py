@@ -189,7 +189,8 @@ class ExperienceLearner(Learner):
 
         self.ctx = ctx
         self.path = ctx.out / "experience.json"
-        self.experience = Experience.load(self.path) if self.path.exists() else Experience()
+        options = ctx.experience_options
+        self.experience = Experience.load(self.path, **options) if self.path.exists() else Experience(**options)
         self._train = {t.id: t for t in ctx.train}
         self._keys: dict[str, str | None] = {}
         if not progress.get("seeded"):  # the verified runs the earlier methods already played
