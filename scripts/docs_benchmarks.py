@@ -65,7 +65,7 @@ _ERAS = {
         capability-default-b-map sql-dev-map-then-act-1 from-runs-dev-rest-before from-runs-dev-hardest""",
     Q15_SERIAL: """sql-test-default-serial capability-default-serial-c multiturn-d-serial multiturn-d-second-look
         multiturn-c-serial sql-across-dev-s36 chinook-easy-serial clinic-serial sql-test-react-serial
-        learn-split-dev experience-floor-dev""",
+        learn-split-dev experience-floor-dev experience-floor-dev-rail learn-split-dev-floor""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -344,6 +344,16 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                 "runs it fires on, right / wrong; its rewrite right on the wrong ones", data["kind"],
                 f"{data['checked']} runs ({data['right']} right): fires on {data['fired_on_right']} right / "
                 f"{data['fired_on_wrong']} wrong; rewrite right on {data['rewrite_right_on_wrong']}")
+    if stem.startswith("validation-replay-"):
+        rows = [(Path(folder).name, r) for folder, runs in data["runs"].items() for r in runs]
+        return ("`learn`'s validation verdicts replayed under today's rule on finished learn runs "
+                "(`replay_validation.py`): with / without the method, the validation tasks it acted on, won and "
+                "lost there, the verdict recorded and today's", data["data_kind"],
+                "; ".join(f"{db} {r['method']} {r['with']}/{r['tasks']} vs {r['without']}, "
+                          + (f"acted on {len(r['acted'])} (+{len(r['won'])} −{len(r['lost'])}), "
+                             if "acted" in r else "")
+                          + f"{'kept' if r['recorded'] is None else 'set aside'} → "
+                          f"{'kept' if r['today'] is None else 'set aside'}" for db, r in rows))
     if stem.startswith("vote-replay-"):
         return ("the draft vote replayed offline under other rules from the recorded drafts "
                 f"(`replay_draft_votes.py`, {data['replayed']} runs with drafts that voted)", data["kind"],

@@ -221,3 +221,25 @@ def test_validation_judges_a_method_that_acts_on_some_runs_by_the_runs_it_acted_
     assert validation_verdict("skills", score("v", every), score("w", every), runs) is None
     assert validation_verdict("skills", score("v", {**every, "d": False}), score("w", every), runs) == (
         "skills set aside: with it the agent solved 3 of 4 validation tasks, 4 without")
+
+
+def test_validation_judges_experience_on_the_runs_that_were_shown_examples(tmp_path: Path) -> None:
+    from agentkit.records import EXPERIENCE, ExperienceRecord, ShownExample
+    from agentkit.training.learning.loop import validation_verdict
+    from agentkit.trajectory import append_jsonl
+
+    runs = tmp_path / "validation-experience.jsonl"
+    for task_id, shown in (("a", True), ("b", False), ("c", False), ("d", True)):
+        run = Trajectory(task_id=task_id)
+        examples = [ShownExample(id="ex-1", question="Count the shops.", question_similarity=0.91)] if shown else []
+        run.records.set(EXPERIENCE, ExperienceRecord(database="db", shown=examples))
+        append_jsonl(runs, run)
+    without = score("validation-before", {"a": False, "b": True, "c": False, "d": False})
+    # "b" lost where no example was shown (no example: the agent without experience), "a" won where one was:
+    # kept, though the totals tie (a method that changed every run would be set aside on this)
+    assert validation_verdict("experience", score("v", {"a": True, "b": False, "c": False, "d": False}), without,
+                              runs) is None
+    lost = validation_verdict("experience", score("v", {"a": False, "b": True, "c": True, "d": True}),
+                              score("w", {"a": True, "b": True, "c": False, "d": True}), runs)
+    assert lost == ("experience set aside: on the 2 validation tasks it acted on it lost 1 and won 0 "
+                    "(in all 3 of 4 solved with it, 3 without)")

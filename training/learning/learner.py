@@ -184,9 +184,14 @@ class Learner:
     name = ""
     record: str | None = None
     """The trajectory record (`extras` key) a run holds when the method acted on it, for a method that acts only
-    on some runs (checks, repairs, pacing): validation judges it on those runs (`validation_verdict`). None: the
-    method changes every run (context in every prompt, new weights) and must solve more validation tasks
-    (`loop.validation_verdict`)."""
+    on some runs (checks, repairs, pacing, experience): validation judges it on those runs (`acted`,
+    `loop.validation_verdict`). None: the method changes every run (context in every prompt, new weights) and must
+    solve more validation tasks."""
+
+    @classmethod
+    def acted(cls, trajectory: Trajectory) -> bool:
+        """Whether the method acted on this run: by default, the run holds a non-empty `record`."""
+        return cls.record is not None and bool(trajectory.extras.get(cls.record))
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """One step of learning from new train episodes; the trajectories it played. `progress` is the

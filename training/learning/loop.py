@@ -263,18 +263,19 @@ def learn(
 def validation_verdict(method: str, trial: Score, without: Score, runs: Path) -> str | None:
     """Why `method` is set aside after its validation run (`trial`, its trajectories in `runs`) against the agent
     without it, or None to keep it. A method that acts only on some runs (`Learner.record`: checks, repairs,
-    pacing) is judged on the tasks it acted on, won against lost: elsewhere its agent is the agent without it,
-    and a task that changed there changed by the engine's run-to-run noise (llama.cpp is not bit-reproducible).
-    Any other method must solve more validation tasks in all (it changes every run), or, where the agent without it
-    already solved every one (nothing left to win there), all of them again."""
-    record = learner_class(method).record
-    if record is None:
+    pacing, experience) is judged on the tasks it acted on (`Learner.acted`), won against lost: elsewhere its
+    agent is the agent without it, and a task that changed there changed by the engine's run-to-run noise
+    (llama.cpp is not bit-reproducible). Any other method must solve more validation tasks in all (it changes
+    every run), or, where the agent without it already solved every one (nothing left to win there), all of them
+    again."""
+    learner = learner_class(method)
+    if learner.record is None:
         if trial.successes > without.successes or trial.successes == without.successes == without.tasks:
             return None
         return (f"{method} set aside: with it the agent solved {trial.successes} of {trial.tasks} validation tasks, "
                 f"{without.successes} without" + (" (a method that changes every run must solve more to be kept)"
                                                   if trial.successes == without.successes else ""))
-    acted = {t.task_id for t in read_jsonl([runs]) if t.task_id and t.extras.get(record)} if runs.exists() else set()
+    acted = {t.task_id for t in read_jsonl([runs]) if t.task_id and learner.acted(t)} if runs.exists() else set()
     won = sum(1 for t in acted if trial.per_task.get(t) and not without.per_task.get(t))
     lost = sum(1 for t in acted if without.per_task.get(t) and not trial.per_task.get(t))
     if lost <= won:

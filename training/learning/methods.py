@@ -180,9 +180,18 @@ class ExperienceLearner(Learner):
     """Experience: train episodes with the experience attached; every verified run (its answer matched the gold
     query's) on a train task becomes a worked example of its database, from the run's earlier train trajectories
     (every method's) and from this phase's own; OUT/experience.json. The phase ends after one pass over the
-    train split (greedy runs of the same tasks would mostly repeat themselves)."""
+    train split (greedy runs of the same tasks would mostly repeat themselves). A run is shown examples only when
+    its question is like a verified one (`Experience.min_similarity`), so validation judges the method on the runs
+    that were shown some (`acted`)."""
 
     name = "experience"
+    record = EXPERIENCE.name
+
+    @classmethod
+    def acted(cls, trajectory: Trajectory) -> bool:
+        """Whether the run was shown worked examples."""
+        shown = trajectory.records.get(EXPERIENCE)
+        return shown is not None and bool(shown.shown)
 
     def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
         from agentkit.memory.experience import Experience
