@@ -73,10 +73,10 @@ KIND = "agentkit.experience"
 VERSION = 1
 DEFAULT_K = 3
 SKELETON_THRESHOLD = 0.8
+"""Skeleton similarity at which an example counts as the same kind of query as the pre-prediction."""
 MIN_SIMILARITY = 0.8
 """The question cosine below which a database's own example is not shown: a small model follows an example of
 another kind of question into a wrong query (decisions#experience)."""
-"""Skeleton similarity at which an example counts as the same kind of query as the pre-prediction."""
 PRE_PREDICT_PHASE = "pre_predict"
 TITLE = "Worked examples"
 INTRO = ("Questions about this database that were answered correctly before, with the SQL that answered them. "
@@ -131,8 +131,15 @@ class Choice:
 
     example: WorkedExample
     question_similarity: float
-    skeleton_similarity: float | None
+    skeleton_similarity: float | None = None
     other_database: bool = False
+
+
+def _with_skeleton(choice: Choice, draft_skeleton: str | None) -> Choice:
+    """`choice` with its example's skeleton similarity to the pre-prediction's (None without one)."""
+    if draft_skeleton is None:
+        return choice
+    return replace(choice, skeleton_similarity=round(skeleton_similarity(draft_skeleton, choice.example.skeleton), 4))
 
 
 class NotAdmitted(ValueError):
@@ -310,32 +317,35 @@ class Experience:
         `min_similarity` or more, those whose skeleton is at least `skeleton_threshold` similar to `draft_sql`'s
         first, then the rest, each in order of question cosine; with `across`, then other databases' examples,
         by skeleton similarity, then question cosine."""
-        own = self._scored(self.candidates(database), question, draft_sql, self.min_similarity)
+        return self._choose(database, question, self.eligible(database, question), draft_sql)
+
+    def eligible(self, database: str, question: str) -> list[Choice]:
+        """The database's own examples at question cosine `min_similarity` or more, each with its cosine."""
+        return self._scored(self.candidates(database), question, self.min_similarity)
+
+    def _choose(self, database: str, question: str, own: Sequence[Choice], draft_sql: str | None) -> list[Choice]:
+        """`select` from the database's eligible examples `own` (already scored by question)."""
+        draft = sql_skeleton(draft_sql) if draft_sql else None
 
         def rank(c: Choice) -> tuple[bool, float, str]:
             alike = c.skeleton_similarity is not None and c.skeleton_similarity >= self.skeleton_threshold
             return not alike, -c.question_similarity, c.example.id
 
-        chosen = sorted(own, key=rank)[:self.k]
+        chosen = sorted((_with_skeleton(c, draft) for c in own), key=rank)[:self.k]
         if not self.across or len(chosen) == self.k:
             return chosen
-        foreign = [replace(c, other_database=True)
-                   for c in self._scored(self.others(database), question, draft_sql, 0.0)]
+        foreign = [replace(_with_skeleton(c, draft), other_database=True)
+                   for c in self._scored(self.others(database), question, 0.0)]
         foreign.sort(key=lambda c: (-(c.skeleton_similarity or 0.0), -c.question_similarity, c.example.id))
         return chosen + foreign[:self.k - len(chosen)]
 
-    def _scored(self, pool: Sequence[WorkedExample], question: str, draft_sql: str | None,
-                floor: float) -> list[Choice]:
-        """`pool` with each example's question cosine and skeleton similarity to `draft_sql`, those below
-        `floor` left out."""
+    def _scored(self, pool: Sequence[WorkedExample], question: str, floor: float) -> list[Choice]:
+        """`pool` with each example's question cosine, those below `floor` left out."""
         if not pool:
             return []
         vectors = self.embedder.embed([question_of(question), *(e.question for e in pool)])
         cosines = vectors[1:] @ vectors[0]
-        draft = sql_skeleton(draft_sql) if draft_sql else None
-        return [Choice(e, round(float(q), 4),
-                       None if draft is None else round(skeleton_similarity(draft, e.skeleton), 4))
-                for e, q in zip(pool, cosines, strict=True) if float(q) >= floor]
+        return [Choice(e, round(float(q), 4)) for e, q in zip(pool, cosines, strict=True) if float(q) >= floor]
 
     def render(self, chosen: Sequence[Choice]) -> str:
         """The prompt section of the chosen examples: this database's, then other databases' under their own
@@ -360,10 +370,10 @@ class Experience:
         key = database_key(run.tools)
         if key is None:
             return
-        eligible = self._scored(self.candidates(key), run.task, None, self.min_similarity)
+        eligible = self.eligible(key, run.task)
         filling = self.across and len(eligible) < self.k and bool(self.others(key))
         draft = self.draft(run) if self.pre_predict and (len(eligible) > self.k or filling) else None
-        chosen = self.select(key, run.task, draft) if eligible or filling else []
+        chosen = self._choose(key, run.task, eligible, draft) if eligible or filling else []
         if chosen:
             run.add_context(self.name, TITLE, self.render(chosen))
         run.record(EXPERIENCE, ExperienceRecord(
