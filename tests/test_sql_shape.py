@@ -195,23 +195,45 @@ def score(label: str, solved: dict[str, bool]) -> Any:
                  ci_low=0.0, ci_high=1.0, per_task=solved)
 
 
-def test_validation_judges_a_method_that_acts_on_some_runs_by_the_runs_it_acted_on(tmp_path: Path) -> None:
-    from agentkit.training.learning.loop import validation_verdict
+def validation_run(method: str, task_id: str, acted: bool) -> Trajectory:
+    """A validation trajectory on which `method` (checks: a fixed query; experience: examples shown) acted or not."""
+    from agentkit.records import EXPERIENCE, ExperienceRecord, ShownExample
+
+    if method == "checks":
+        return Trajectory(task_id=task_id, extras={"shape_checks": {"fixed": [{}]}} if acted else {})
+    run = Trajectory(task_id=task_id)  # experience records every run; acted: it was shown examples
+    examples = [ShownExample(id="ex-1", question="Count the shops.", question_similarity=0.91)] if acted else []
+    run.records.set(EXPERIENCE, ExperienceRecord(database="db", shown=examples))
+    return run
+
+
+@pytest.mark.parametrize("method", ["checks", "experience"])
+def test_validation_judges_a_method_that_acts_on_some_runs_by_the_runs_it_acted_on(method: str,
+                                                                                   tmp_path: Path) -> None:
+    from agentkit.training.learning.loop import validation_tally, validation_verdict
     from agentkit.trajectory import append_jsonl
 
-    runs = tmp_path / "validation-checks.jsonl"
+    runs = tmp_path / f"validation-{method}.jsonl"
     for task_id, acted in (("a", True), ("b", False), ("c", False), ("d", True)):
-        append_jsonl(runs, Trajectory(task_id=task_id, extras={"shape_checks": {"fixed": [{}]}} if acted else {}))
+        append_jsonl(runs, validation_run(method, task_id, acted))
     without = score("validation-before", {"a": False, "b": True, "c": False, "d": False})
-    # "b" was lost where checks did nothing (the engine's noise) and "a" won where they acted: kept, though
+    # "b" was lost where the method did nothing (the engine's noise) and "a" won where it acted: kept, though
     # the totals tie
-    assert validation_verdict("checks", score("v", {"a": True, "b": False, "c": False, "d": False}), without,
-                              runs) is None
-    # lost where they acted ("a" solved without, not with): set aside, though the totals say otherwise
-    lost = validation_verdict("checks", score("v", {"a": False, "b": True, "c": True, "d": False}),
+    won = score("v", {"a": True, "b": False, "c": False, "d": False})
+    assert validation_verdict(method, won, without, runs) is None
+    assert validation_tally(method, won, without, runs) == (["a", "d"], ["a"], [])
+    # lost where it acted ("a" solved without, not with): set aside, though the totals say otherwise
+    lost = validation_verdict(method, score("v", {"a": False, "b": True, "c": True, "d": False}),
                               score("w", {"a": True, "b": True, "c": False, "d": False}), runs)
-    assert lost == ("checks set aside: on the 2 validation tasks it acted on it lost 1 and won 0 "
+    assert lost == (f"{method} set aside: on the 2 validation tasks it acted on it lost 1 and won 0 "
                     "(in all 2 of 4 solved with it, 2 without)")
+
+
+def test_validation_judges_a_method_that_changes_every_run_in_all(tmp_path: Path) -> None:
+    from agentkit.training.learning.loop import validation_verdict
+
+    runs = tmp_path / "validation-skills.jsonl"
+    without = score("validation-before", {"a": False, "b": True, "c": False, "d": False})
     # a method that changes every run must solve more in all
     assert validation_verdict("skills", score("v", {"a": True, "b": False, "c": False, "d": False}), without,
                               runs) == ("skills set aside: with it the agent solved 1 of 4 validation tasks, 1 "
@@ -221,25 +243,3 @@ def test_validation_judges_a_method_that_acts_on_some_runs_by_the_runs_it_acted_
     assert validation_verdict("skills", score("v", every), score("w", every), runs) is None
     assert validation_verdict("skills", score("v", {**every, "d": False}), score("w", every), runs) == (
         "skills set aside: with it the agent solved 3 of 4 validation tasks, 4 without")
-
-
-def test_validation_judges_experience_on_the_runs_that_were_shown_examples(tmp_path: Path) -> None:
-    from agentkit.records import EXPERIENCE, ExperienceRecord, ShownExample
-    from agentkit.training.learning.loop import validation_verdict
-    from agentkit.trajectory import append_jsonl
-
-    runs = tmp_path / "validation-experience.jsonl"
-    for task_id, shown in (("a", True), ("b", False), ("c", False), ("d", True)):
-        run = Trajectory(task_id=task_id)
-        examples = [ShownExample(id="ex-1", question="Count the shops.", question_similarity=0.91)] if shown else []
-        run.records.set(EXPERIENCE, ExperienceRecord(database="db", shown=examples))
-        append_jsonl(runs, run)
-    without = score("validation-before", {"a": False, "b": True, "c": False, "d": False})
-    # "b" lost where no example was shown (no example: the agent without experience), "a" won where one was:
-    # kept, though the totals tie (a method that changed every run would be set aside on this)
-    assert validation_verdict("experience", score("v", {"a": True, "b": False, "c": False, "d": False}), without,
-                              runs) is None
-    lost = validation_verdict("experience", score("v", {"a": False, "b": True, "c": True, "d": True}),
-                              score("w", {"a": True, "b": True, "c": False, "d": True}), runs)
-    assert lost == ("experience set aside: on the 2 validation tasks it acted on it lost 1 and won 0 "
-                    "(in all 3 of 4 solved with it, 3 without)")

@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentkit.training.learning.loop import validation_verdict
+from agentkit.training.learning.loop import validation_tally, validation_verdict
 from agentkit.training.learning.methods import learner_class
 from agentkit.training.learning.report import Score
-from agentkit.trajectory import read_jsonl
 
 
 def replay(folder: Path) -> list[dict[str, Any]]:
@@ -37,15 +36,12 @@ def replay(folder: Path) -> list[dict[str, Any]]:
             continue
         trial, without = Score.model_validate(scores[label]), Score.model_validate(scores[base])
         runs = folder / "trajectories" / f"{label}.jsonl"
-        learner = learner_class(method)
         today = validation_verdict(method, trial, without, runs)
         row = {"method": method, "with": trial.successes, "without": without.successes, "tasks": trial.tasks,
                "recorded": state["set_aside"].get(method), "today": today}
-        if learner.record is not None:  # judged on the tasks it acted on; the others in all
-            acted = sorted({t.task_id for t in read_jsonl([runs]) if t.task_id and learner.acted(t)}) \
-                if runs.exists() else []
-            row |= {"acted": acted, "won": [t for t in acted if trial.per_task.get(t) and not without.per_task.get(t)],
-                    "lost": [t for t in acted if without.per_task.get(t) and not trial.per_task.get(t)]}
+        if learner_class(method).record is not None:  # judged on the tasks it acted on; the others in all
+            acted, won, lost = validation_tally(method, trial, without, runs)
+            row |= {"acted": acted, "won": won, "lost": lost}
         rows.append(row)
         if state["set_aside"].get(method) is None:  # the next trial ran with this method: its base
             base = label

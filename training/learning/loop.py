@@ -268,20 +268,27 @@ def validation_verdict(method: str, trial: Score, without: Score, runs: Path) ->
     (llama.cpp is not bit-reproducible). Any other method must solve more validation tasks in all (it changes
     every run), or, where the agent without it already solved every one (nothing left to win there), all of them
     again."""
-    learner = learner_class(method)
-    if learner.record is None:
+    if learner_class(method).record is None:
         if trial.successes > without.successes or trial.successes == without.successes == without.tasks:
             return None
         return (f"{method} set aside: with it the agent solved {trial.successes} of {trial.tasks} validation tasks, "
                 f"{without.successes} without" + (" (a method that changes every run must solve more to be kept)"
                                                   if trial.successes == without.successes else ""))
-    acted = {t.task_id for t in read_jsonl([runs]) if t.task_id and learner.acted(t)} if runs.exists() else set()
-    won = sum(1 for t in acted if trial.per_task.get(t) and not without.per_task.get(t))
-    lost = sum(1 for t in acted if without.per_task.get(t) and not trial.per_task.get(t))
-    if lost <= won:
+    acted, won, lost = validation_tally(method, trial, without, runs)
+    if len(lost) <= len(won):
         return None
-    return (f"{method} set aside: on the {len(acted)} validation tasks it acted on it lost {lost} and won {won} "
-            f"(in all {trial.successes} of {trial.tasks} solved with it, {without.successes} without)")
+    return (f"{method} set aside: on the {len(acted)} validation tasks it acted on it lost {len(lost)} and won "
+            f"{len(won)} (in all {trial.successes} of {trial.tasks} solved with it, {without.successes} without)")
+
+
+def validation_tally(method: str, trial: Score, without: Score,
+                     runs: Path) -> tuple[list[str], list[str], list[str]]:
+    """The validation tasks `method` acted on in its validation run (`Learner.acted` on the trajectories in
+    `runs`), and of those, the ones it won (solved with it, not without) and lost (solved without, not with)."""
+    learner = learner_class(method)
+    acted = sorted({t.task_id for t in read_jsonl([runs]) if t.task_id and learner.acted(t)}) if runs.exists() else []
+    return (acted, [t for t in acted if trial.per_task.get(t) and not without.per_task.get(t)],
+            [t for t in acted if without.per_task.get(t) and not trial.per_task.get(t)])
 
 
 def _planner(name: str, votes: int, env: Environment) -> Any:
