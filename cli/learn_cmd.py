@@ -43,7 +43,8 @@ def unseen_environment(value: str | None, tasks: Path | None, schema: str = "dig
     return SQLEnvironment(db=value, tasks=tasks, name=f"sql-{Path(value).stem}", schema=schema)
 
 
-def learn_from_logs(logs: list[Path], out: Path, db: Path | None, method: str | None) -> None:
+def learn_from_logs(logs: list[Path], out: Path, db: Path | None, method: str | None,
+                    min_similarity: float | None = None) -> None:
     """`agentkit learn --from-runs LOG`: learn from the rated runs of the logs into `out` and say what was
     learned (see `agentkit.memory.from_runs`)."""
     from rich.console import Console
@@ -53,7 +54,7 @@ def learn_from_logs(logs: list[Path], out: Path, db: Path | None, method: str | 
     methods = list(METHODS) if method is None else [m.strip() for m in method.split(",") if m.strip()]
     console = Console()
     try:
-        summary = learn_from_runs(logs, out, db=db, methods=methods)
+        summary = learn_from_runs(logs, out, db=db, methods=methods, min_similarity=min_similarity)
     except (ValueError, OSError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from exc
@@ -113,6 +114,10 @@ def register(app: typer.Typer) -> None:
         notes_analyst: str = typer.Option("environment", "--notes-analyst", help="Who writes the notes: "
                                           "'environment' (sql: a comparison of each failed query with the gold "
                                           "query; other environments: the model) or 'model'."),
+        min_similarity: float | None = typer.Option(None, "--min-similarity", min=-1.0, max=1.0,
+                                                    help="Worked examples (experience) need at least this question "
+                                                         "cosine to be shown; saved in experience.json (default "
+                                                         "0.8)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
         schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Evaluation tasks run at once (a local "
@@ -129,7 +134,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         if from_runs:
-            learn_from_logs(from_runs, out, db, method)
+            learn_from_logs(from_runs, out, db, method, min_similarity)
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -194,7 +199,9 @@ def register(app: typer.Typer) -> None:
                                unseen=unseen, resume=resume, max_steps=max_steps, train_temperature=temperature,
                                max_tokens=max_tokens, notes_threshold=notes_threshold, concurrency=concurrency,
                                notes_analyst="model" if notes_analyst == "model" else "environment",
-                               planner=planner, votes=votes, on_event=show)
+                               planner=planner, votes=votes, on_event=show,
+                               experience_options=None if min_similarity is None else
+                               {"min_similarity": min_similarity})
             except (ValueError, FileExistsError, FileNotFoundError) as exc:
                 console.print(f"[red]error:[/red] {exc}")
                 raise typer.Exit(1) from exc

@@ -27,7 +27,8 @@ their own heading, as forms to follow with this database's tables.
 **What is shown.** Before a run whose tools query a database with examples, the `k` (3) examples nearest the
 question go into the system prompt, as question, SQL and result shape (DAIL-SQL's question–SQL pairs). Only the
 database's examples at question cosine `min_similarity` (0.8) or more are eligible: a small model follows an
-example of another kind of question into a wrong query. They are chosen by question similarity (cosine of the
+example of another kind of question into a wrong query. experience.json keeps the floor its examples were
+learned with, and `load` applies it (`agentkit learn --min-similarity` sets another). They are chosen by question similarity (cosine of the
 packaged MiniLM embeddings) and by SQL skeleton: when more than `k` are eligible, the model first writes the
 query it would write without them (one completion with the single-shot SQL prompt and the run's context: the
 pre-prediction, its own turn with phase "pre_predict"), and examples whose skeleton is at least
@@ -404,14 +405,15 @@ class Experience:
 
     # -- files --------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the examples as JSON (atomically); the path."""
-        return write_artefact(path, KIND, {"version": VERSION,
+        """Write the examples and `min_similarity` as JSON (atomically); the path."""
+        return write_artefact(path, KIND, {"version": VERSION, "min_similarity": self.min_similarity,
                                            "examples": [e.model_dump(mode="json") for e in self.examples]})
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], **options: Any) -> Experience:
-        """Read examples written by `save` (options as for the constructor); a missing, malformed or newer file
-        is a clear error."""
+        """Read examples written by `save` (options as for the constructor). The file's `min_similarity`, the
+        floor its examples were learned and validated with, applies unless `options` names another; a missing,
+        malformed or newer file is a clear error."""
         data = read_artefact(path, KIND, "file of worked examples (experience)",
                              "agentkit.memory.experience.Experience.save", "examples")
         version = data.get("version", VERSION)
@@ -421,7 +423,10 @@ class Experience:
             examples = [WorkedExample.model_validate(e) for e in data["examples"]]
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{path} holds malformed experience: {exc}") from exc
-        return cls(examples, **options)
+        floor = data.get("min_similarity", MIN_SIMILARITY)
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not -1.0 <= floor <= 1.0:
+            raise ValueError(f"{path} holds malformed experience: min_similarity {floor!r} is not a cosine")
+        return cls(examples, **{"min_similarity": float(floor), **options})
 
     def __repr__(self) -> str:
         databases = len({e.database for e in self.examples})

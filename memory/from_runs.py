@@ -84,9 +84,11 @@ def note_of(run: Trajectory, verdict: FeedbackRecord) -> Any:
 
 
 def learn_from_runs(logs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
-                    db: str | os.PathLike[str] | None = None, methods: Iterable[str] = METHODS) -> FromRunsSummary:
+                    db: str | os.PathLike[str] | None = None, methods: Iterable[str] = METHODS,
+                    min_similarity: float | None = None) -> FromRunsSummary:
     """Learn `methods` ("experience", "notes") from the rated runs of `logs` into the folder `out` (see the
-    module); `db`: the database of runs that did not record theirs. Returns what was learned.
+    module); `db`: the database of runs that did not record theirs; `min_similarity`: the worked examples'
+    question-cosine floor saved with them (default: the folder's, else `Experience`'s). Returns what was learned.
 
     Raises:
         ValueError: an unknown method, no logs, or a `db` without tables.
@@ -111,7 +113,7 @@ def learn_from_runs(logs: Sequence[str | os.PathLike[str]], out: str | os.PathLi
     summary.bad = sum(v is not None and not v.good for _, v in verdicts)
     summary.unrated = sum(v is None for _, v in verdicts)
     if "experience" in methods:
-        _learn_experience(verdicts, folder, key, summary)
+        _learn_experience(verdicts, folder, key, summary, min_similarity)
     if "notes" in methods:
         _learn_notes(verdicts, folder, summary)
     _write_summary(folder, summary)
@@ -119,9 +121,10 @@ def learn_from_runs(logs: Sequence[str | os.PathLike[str]], out: str | os.PathLi
 
 
 def _learn_experience(verdicts: list[tuple[Trajectory, FeedbackRecord | None]], folder: Path, key: str | None,
-                      summary: FromRunsSummary) -> None:
+                      summary: FromRunsSummary, min_similarity: float | None) -> None:
     path = folder / "experience.json"
-    experience = Experience.load(path) if path.exists() else Experience()
+    options = {} if min_similarity is None else {"min_similarity": min_similarity}
+    experience = Experience.load(path, **options) if path.exists() else Experience(**options)
     bad = {run.id for run, verdict in verdicts if verdict is not None and not verdict.good}
     summary.forgotten = [e.id for e in experience.examples if e.trajectory_id in bad]
     experience.examples = [e for e in experience.examples if e.trajectory_id not in bad]

@@ -311,6 +311,18 @@ def test_experience_is_a_versioned_file_load_memory_attaches(bakery: tuple[Path,
     assert data["kind"] == "agentkit.experience" and data["version"] == 1 and len(data["examples"]) == 2
     loaded = Experience.load(path, k=1)
     assert loaded.examples == experience.examples and loaded.k == 1
+    assert data["min_similarity"] == MIN_SIMILARITY == loaded.min_similarity
+    # the floor is saved with the examples and applies on load, unless the caller names another
+    lenient = Experience(experience.examples, min_similarity=0.25).save(tmp_path / "lenient.json")
+    assert Experience.load(lenient).min_similarity == 0.25
+    assert Experience.load(lenient, min_similarity=0.9).min_similarity == 0.9
+    older = tmp_path / "older.json"  # written before the floor was saved: the default
+    older.write_text(json.dumps({k: v for k, v in data.items() if k != "min_similarity"}))
+    assert Experience.load(older).min_similarity == MIN_SIMILARITY
+    for floor in ("high", True, 2.5):
+        (tmp_path / "floor.json").write_text(json.dumps({**data, "min_similarity": floor}))
+        with pytest.raises(ValueError, match="min_similarity .* is not a cosine"):
+            Experience.load(tmp_path / "floor.json")
     attached = load_memory(tmp_path / "run")  # a folder without a summary: every artefact present
     assert [type(e) for e in attached] == [Experience] and attached[0].examples == experience.examples
     (tmp_path / "run" / "summary.json").write_text(json.dumps({"artefacts": {"checks": "x"}}))

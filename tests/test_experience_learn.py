@@ -78,6 +78,7 @@ def test_experience_learned_from_train_runs_flips_heldout_tasks_and_the_report_s
     details = report.details["experience"]
     assert details["examples"] == details["admitted"] == 10 and details["episodes"] == 10  # one pass
     experience = Experience.load(out / "experience.json")
+    assert experience.min_similarity == 0.0  # the floor it was learned and validated with travels in the file
     assert {e.task_id for e in experience.examples} == {t.id for t in learning}  # train runs only
     assert all(e.verified_by == "gold" for e in experience.examples)
     assert report.artefacts["experience"] == str(out / "experience.json")
