@@ -26,15 +26,14 @@ their own heading, as forms to follow with this database's tables.
 
 **What is shown.** Before a run whose tools query a database with examples, the `k` (3) examples nearest the
 question go into the system prompt, as question, SQL and result shape (DAIL-SQL's question–SQL pairs). Only the
-database's examples at question cosine `min_similarity` (0.8) or more are eligible: a small model follows an
-example of another kind of question into a wrong query. experience.json keeps the floor its examples were
-learned with, and `load` applies it (`agentkit learn --min-similarity` sets another). They are chosen by question similarity (cosine of the
-packaged MiniLM embeddings) and by SQL skeleton: when more than `k` are eligible, the model first writes the
+database's examples at question cosine `min_similarity` (0.8) or more are eligible: a small model follows an example
+of another kind of question into a wrong query. experience.json keeps the floor its examples were learned with, and
+`load` applies it (`agentkit learn --min-similarity` sets another). They are chosen by question similarity (cosine
+of the packaged MiniLM embeddings) and by SQL skeleton: when more than `k` are eligible, the model first writes the
 query it would write without them (one completion with the single-shot SQL prompt and the run's context: the
-pre-prediction, its own turn with phase "pre_predict"), and examples whose skeleton is at least
-`skeleton_threshold` similar to that query's come first, each group in order of question similarity (DAIL-SQL's
-selection). With `pre_predict=False`, or with at most `k` eligible, the question alone orders them and no
-completion is spent.
+pre-prediction, its own turn with phase "pre_predict"), and examples whose skeleton is at least `skeleton_threshold`
+similar to that query's come first, each group in order of question similarity (DAIL-SQL's selection). With
+`pre_predict=False`, or with at most `k` eligible, the question alone orders them and no completion is spent.
 
 Every run records what was shown (`agentkit.records.EXPERIENCE`: the database, the pre-prediction, the
 examples with both similarities) and, after the run, whether its confirmed query "copied" an example's SQL,

@@ -123,7 +123,7 @@ def learn_from_runs(logs: Sequence[str | os.PathLike[str]], out: str | os.PathLi
 def _learn_experience(verdicts: list[tuple[Trajectory, FeedbackRecord | None]], folder: Path, key: str | None,
                       summary: FromRunsSummary, min_similarity: float | None) -> None:
     path = folder / "experience.json"
-    options = {} if min_similarity is None else {"min_similarity": min_similarity}
+    options: dict[str, Any] = {} if min_similarity is None else {"min_similarity": min_similarity}
     experience = Experience.load(path, **options) if path.exists() else Experience(**options)
     bad = {run.id for run, verdict in verdicts if verdict is not None and not verdict.good}
     summary.forgotten = [e.id for e in experience.examples if e.trajectory_id in bad]

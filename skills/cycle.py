@@ -228,7 +228,7 @@ class SkillCycle:
 
     def _admit(self, trajectory: Trajectory, record: SkillsRecord, reward: float | None) -> None:
         parsed = parse_distilled(_last_distill_text(trajectory))
-        reason = admission_refusal(parsed, reward, self.settings.success_at)
+        reason = admission_refusal(parsed, reward, self.settings.success_at, trajectory)
         name = parsed.skill.name if parsed.skill else None
         if reason is not None or parsed.skill is None:
             reason = reason or "distilled skill did not parse"

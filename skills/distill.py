@@ -1,8 +1,9 @@
 """Distillation: turn a finished run into a candidate skill, and decide whether it may enter the library.
 
 A distilled skill is admitted only when the run succeeded and the model's JSON parses into a sane
-skill. Output that is empty, not JSON, truncated, enormous, or that carries instructions aimed at
-the agent (prompt injection) is refused with a reason; nothing partial is stored.
+skill. Output that is empty, not JSON, truncated, enormous, that carries instructions aimed at the agent
+(prompt injection), or that quotes the run's answer (an example, not a procedure) is refused with a reason;
+nothing partial is stored.
 """
 
 from __future__ import annotations
@@ -161,8 +162,10 @@ def outcome_refusal(reward: float | None, success_at: float) -> str | None:
     return None
 
 
-def admission_refusal(parsed: Parsed, reward: float | None, success_at: float) -> str | None:
-    """Why a parsed distillation may not be admitted (None: it may)."""
+def admission_refusal(parsed: Parsed, reward: float | None, success_at: float,
+                      trajectory: Trajectory | None = None) -> str | None:
+    """Why a parsed distillation may not be admitted (None: it may); with the run it was distilled from, a skill
+    that quotes the run's answer is refused too (`quoted_answer`)."""
     outcome = outcome_refusal(reward, success_at)
     if outcome is not None:
         return outcome
@@ -170,7 +173,36 @@ def admission_refusal(parsed: Parsed, reward: float | None, success_at: float) -
         return parsed.reason
     if parsed.skill is not None and not parsed.skill.success:
         return "the distilled skill reports the run as failed"
+    if parsed.skill is not None and trajectory is not None and (quote := quoted_answer(parsed.skill, trajectory)):
+        return f"the distilled skill quotes its run's answer ({quote[:60]!r}), so it is an example, not a procedure"
     return None
+
+
+MIN_QUOTE_CHARS = 24
+"""The shortest answer text (normalised) whose appearance in a skill counts as quoting the answer."""
+
+
+def quoted_answer(skill: DistilledSkill, trajectory: Trajectory) -> str | None:
+    """The run's answer as `skill` quotes it, or None. The answer is the string arguments of the run's last tool
+    call (the call that ended it, e.g. the confirmed SQL) and the lines of its final answer, each compared at
+    `MIN_QUOTE_CHARS` or more, case and spacing aside. The distillation prompt asks for a general procedure
+    without the task's answer; a skill that carries the answer is one worked example, and worked examples
+    are the experience's to show."""
+    text = _normal(" ".join([skill.name, skill.description, skill.when_to_use, skill.strategy,
+                             *(g.goal for g in skill.subgoals), *skill.lessons]))
+    calls = [call for m in trajectory.messages if m.role == "assistant" for call in m.tool_calls]
+    pieces = [v for v in (calls[-1].arguments.values() if calls else ()) if isinstance(v, str)]
+    pieces += (trajectory.answer or "").splitlines()
+    for piece in pieces:
+        quote = _normal(piece)
+        if len(quote) >= MIN_QUOTE_CHARS and quote in text:
+            return quote
+    return None
+
+
+def _normal(text: str) -> str:
+    """Lower case, single spaces, without a trailing full stop or semicolon."""
+    return " ".join(text.lower().split()).rstrip(" .;")
 
 
 # -- the distillation prompt ----------------------------------------------------------------------

@@ -321,7 +321,7 @@ def test_experience_is_a_versioned_file_load_memory_attaches(bakery: tuple[Path,
     assert Experience.load(older).min_similarity == MIN_SIMILARITY
     for floor in ("high", True, 2.5):
         (tmp_path / "floor.json").write_text(json.dumps({**data, "min_similarity": floor}))
-        with pytest.raises(ValueError, match="min_similarity .* is not a cosine"):
+        with pytest.raises(ValueError, match=r"min_similarity .* is not a cosine"):
             Experience.load(tmp_path / "floor.json")
     attached = load_memory(tmp_path / "run")  # a folder without a summary: every artefact present
     assert [type(e) for e in attached] == [Experience] and attached[0].examples == experience.examples

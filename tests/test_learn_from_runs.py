@@ -89,7 +89,8 @@ def test_an_afternoon_of_rated_chat_becomes_experience_and_notes_for_the_next_da
     assert Experience.load(learned / "experience.json").min_similarity == 0.9
     later = tmp_path / "later.jsonl"
     answer = runner.invoke(app, ["sql", "What is the number of employees?", "--db", str(db), "--memory", str(learned),
-                                 "--model", f"script:{morning}", "--planner", "react", "--no-embed", "--log", str(later)])
+                                 "--model", f"script:{morning}", "--planner", "react", "--no-embed",
+                                 "--log", str(later)])
     assert answer.exit_code == 0, answer.output
     (run,) = read_jsonl(later)
     assert f"## {TITLE}" not in run.messages[0].content and asked[0]["sql"] not in run.messages[0].content

@@ -125,6 +125,25 @@ def test_admission_rules_combine_outcome_and_parse():
     assert admission_refusal(good, 0.6, success_at=0.5) is None
 
 
+def test_a_skill_that_quotes_its_runs_answer_is_an_example_and_is_refused():
+    query = "SELECT name FROM vineyard WHERE cellar_capacity > 883000"
+    call = ToolCall(name="confirm_answer", arguments={"sql": query})
+    run = Trajectory(task="Which vineyards hold more than 883000 litres?", reward=1.0,
+                     answer=f"Final SQL:\n{query}\n\nResult:\nname\nGrand Lantern\n(1 row)",
+                     messages=[Message.user("Which vineyards hold more than 883000 litres?"),
+                               Message.assistant(tool_calls=[call]), Message.tool(call, "Grand Lantern")])
+    quoting = parse_distilled(_with(strategy=f"Call confirm_answer with the SQL query: {query.lower()}."))
+    reason = admission_refusal(quoting, 1.0, 1.0, run)
+    assert "quotes its run's answer" in reason and "an example, not a procedure" in reason
+    spaced = parse_distilled(_with(lessons=["The query is " + query.replace(" ", "   ")]))
+    assert "quotes its run's answer" in admission_refusal(spaced, 1.0, 1.0, run)
+    answered = parse_distilled(_with(lessons=["The answer is Grand Lantern Estate."]))  # a line of the answer...
+    assert admission_refusal(answered, 1.0, 1.0, run) is None  # ...shorter than MIN_QUOTE_CHARS is no quote
+    general = parse_distilled(_with(strategy="Filter the vineyard table on cellar_capacity with > and the number."))
+    assert admission_refusal(general, 1.0, 1.0, run) is None
+    assert admission_refusal(quoting, 1.0, 1.0) is None  # without the run nothing can be compared
+
+
 def test_distill_prompt_digests_the_run():
     traj = Trajectory(task="How many tracks per genre?", answer="Rock: 1297")
     call = ToolCall(name="sql_query", arguments={"sql": "SELECT 1"})
