@@ -165,9 +165,11 @@ def test_spare_runs_are_rated_and_reported(tmp_path: Path) -> None:
         return f"```sql\n{gold[question_of(next(m.content for m in messages if m.role == 'user'))]}\n```"
 
     report = run_benchmark(env, ["bakery_orders"], FunctionModel(reply), "function", tmp_path / "work", afternoon=4,
-                           heldout=2, options=Options(votes=1, concurrency=2), split="train",
+                           heldout=2, options=Options(votes=1, concurrency=2, min_similarity=0.3), split="train",
                            spares={"bakery_orders": spares})
     (d,) = report["databases"]
+    learned = tmp_path / "work" / "bakery_orders" / "learned" / "experience.json"
+    assert Experience.load(learned).min_similarity == 0.3  # the floor asked for is the one learning saved
     assert d["afternoon"]["tasks"] == [records[0]["id"], records[1]["id"], spares[0].id, spares[1].id]
     assert d["afternoon"]["good"] == 4 and d["learned"]["examples"] == 4
     assert list(d["before"]["outcomes"]) == [records[2]["id"], records[3]["id"]] and not d["short"]

@@ -78,11 +78,13 @@ Similarity = Callable[[list[str], list[str]], Any]
 
 @dataclass(frozen=True)
 class Options:
-    """How every run of the benchmark is made: the draft configuration's drafts and steps, tasks at once."""
+    """How every run of the benchmark is made: the draft configuration's drafts and steps, tasks at once, and the
+    worked examples' question-cosine floor learning saves (None: `Experience`'s)."""
 
     votes: int = 5
     max_steps: int = 8
     concurrency: int = 2
+    min_similarity: float | None = None
 
 
 def by_database(tasks: Sequence[Any]) -> dict[str, list[Any]]:
@@ -284,7 +286,8 @@ def run_database(env: Any, db_id: str, afternoon: Sequence[Any], heldout: Sequen
 
     t0 = time.perf_counter()
     if log.exists():
-        summary = learn_from_runs([log], learned, db=database).model_dump(mode="json")
+        summary = learn_from_runs([log], learned, db=database,
+                                  min_similarity=options.min_similarity).model_dump(mode="json")
     else:  # every afternoon run raised: nothing was logged, nothing learned
         summary = {"runs": 0, "admitted": [], "examples": 0, "artefacts": {}}
     minutes["learn"] = _minutes(t0)
@@ -478,6 +481,8 @@ def main() -> int:
     parser.add_argument("--votes", type=int, default=5, help="drafts that vote by their results")
     parser.add_argument("--schema", default="tables", help="shown up front: tables (default), digest, full, hidden")
     parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--min-similarity", type=float, default=None,
+                        help="question cosine below which a worked example is not shown (default: Experience's)")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
     parser.add_argument("--label", default="", help="suffix of the results file and work folder names")
@@ -489,6 +494,7 @@ def main() -> int:
         parser.error("--afternoon and --heldout must be at least 1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+    from agentkit.memory.experience import MIN_SIMILARITY
     from agentkit.models import resolve_model
     from agentkit.sql.taskgen import build_tasks
 
@@ -527,7 +533,8 @@ def main() -> int:
 
         return show
 
-    options = Options(votes=args.votes, max_steps=args.max_steps, concurrency=args.concurrency)
+    options = Options(votes=args.votes, max_steps=args.max_steps, concurrency=args.concurrency,
+                      min_similarity=args.min_similarity)
     suffix = f"-{args.label}" if args.label else ""
     started = time.strftime("%Y-%m-%d %H:%M")
     t0 = time.perf_counter()
@@ -567,6 +574,7 @@ def main() -> int:
         "config": config,
         "afternoon_per_db": args.afternoon, "heldout_per_db": args.heldout, "spare": args.spare,
         "max_similarity": args.max_similarity if args.spare else None,
+        "experience_min_similarity": MIN_SIMILARITY if args.min_similarity is None else args.min_similarity,
         "data": {
             "afternoon": (f"{args.split} split: each database's task-file questions not held out, then its spare "
                           "questions (agentkit.sql.taskgen.spare_questions, never scored by any split) less those "
