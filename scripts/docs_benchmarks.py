@@ -406,7 +406,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
         return (f"learning from rated use (`bench_from_runs.py`): per database, an afternoon of draft runs "
                 f"({c['votes']} votes, {_model(stem, data['model'])}) rated good or bad against gold and learned "
                 f"with `learn --from-runs`, then the next questions before and after `--memory` (afternoon + "
-                f"held-out: {per_db})", data["data_kind"],
+                f"held-out: {per_db}; worked examples at question cosine "
+                f"{data.get('experience_min_similarity', 0.0)} or more)", data["data_kind"],
                 f"held-out {o['before']['correct']}/{o['heldout_tasks']} → {o['after']['correct']}/"
                 f"{o['heldout_tasks']} ({o['delta_points']:+.1f} points; {o['became_right']} became right, "
                 f"{o['became_wrong']} wrong); afternoon {o['afternoon_good']} good, {o['afternoon_bad']} bad, "
