@@ -2,8 +2,8 @@
 
 A distilled skill is admitted only when the run succeeded and the model's JSON parses into a sane
 skill. Output that is empty, not JSON, truncated, enormous, that carries instructions aimed at the agent
-(prompt injection), or that quotes the run's answer (an example, not a procedure) is refused with a reason;
-nothing partial is stored.
+(prompt injection), that quotes the run's answer (an example, not a procedure), or whose only step is the call
+that ended the run (no procedure) is refused with a reason; nothing partial is stored.
 """
 
 from __future__ import annotations
@@ -173,8 +173,11 @@ def admission_refusal(parsed: Parsed, reward: float | None, success_at: float,
         return parsed.reason
     if parsed.skill is not None and not parsed.skill.success:
         return "the distilled skill reports the run as failed"
-    if parsed.skill is not None and trajectory is not None and (quote := quoted_answer(parsed.skill, trajectory)):
-        return f"the distilled skill quotes its run's answer ({quote[:60]!r}), so it is an example, not a procedure"
+    if parsed.skill is not None and trajectory is not None:
+        if quote := quoted_answer(parsed.skill, trajectory):
+            return f"the distilled skill quotes its run's answer ({quote[:60]!r}), so it is an example, not a procedure"
+        if tool := only_ends(parsed.skill, trajectory):
+            return f"the distilled skill's only step is the call that ends the task ({tool}), so it is no procedure"
     return None
 
 
@@ -197,6 +200,24 @@ def quoted_answer(skill: DistilledSkill, trajectory: Trajectory) -> str | None:
         quote = _normal(piece)
         if len(quote) >= MIN_QUOTE_CHARS and quote in text:
             return quote
+    return None
+
+
+def only_ends(skill: DistilledSkill, trajectory: Trajectory) -> str | None:
+    """The name of the run's last tool call (the call that ended it) when every sub-goal of `skill` and its
+    strategy name that call and nothing else makes a step, else None: "call confirm_answer with the SQL" is what
+    the agent's instructions already say, and a skill that says only that carries no procedure."""
+    calls = [call for m in trajectory.messages if m.role == "assistant" for call in m.tool_calls]
+    if not calls or not skill.subgoals:
+        return None
+    tool = calls[-1].name
+    names = (tool.lower(), tool.lower().replace("_", " "))
+
+    def ends(text: str) -> bool:
+        return any(name in text.lower() for name in names)
+
+    if all(ends(g.goal) for g in skill.subgoals) and (not skill.strategy.strip() or ends(skill.strategy)):
+        return tool
     return None
 
 

@@ -144,6 +144,26 @@ def test_a_skill_that_quotes_its_runs_answer_is_an_example_and_is_refused():
     assert admission_refusal(quoting, 1.0, 1.0) is None  # without the run nothing can be compared
 
 
+def test_a_skill_whose_only_step_ends_the_task_is_no_procedure():
+    call = ToolCall(name="confirm_answer", arguments={"sql": "SELECT COUNT(*) FROM parcel WHERE grape = 'Syrah'"})
+    run = Trajectory(task="How many parcels grow Syrah?", reward=1.0, answer="10",
+                     messages=[Message.user("How many parcels grow Syrah?"), Message.assistant(tool_calls=[call]),
+                               Message.tool(call, "10")])
+    empty = parse_distilled(_with(subgoals=[{"goal": "call confirm_answer with the given SQL", "status": "done"}],
+                                  strategy="Write the SQL and call Confirm Answer."))
+    assert "only step is the call that ends the task (confirm_answer)" in admission_refusal(empty, 1.0, 1.0, run)
+    no_strategy = parse_distilled(_with(subgoals=["Call confirm_answer."], strategy=""))
+    assert "only step" in admission_refusal(no_strategy, 1.0, 1.0, run)
+    # a step of its own, or a strategy that says how, is a procedure
+    steps = parse_distilled(_with(subgoals=["filter parcel on the grape column", "call confirm_answer"],
+                                  strategy="call confirm_answer"))
+    assert admission_refusal(steps, 1.0, 1.0, run) is None
+    how = parse_distilled(_with(subgoals=["call confirm_answer"], strategy="Count the rows WHERE the grape matches."))
+    assert admission_refusal(how, 1.0, 1.0, run) is None
+    no_subgoals = parse_distilled(_with(subgoals=[], strategy="call confirm_answer"))  # nothing to judge by steps
+    assert admission_refusal(no_subgoals, 1.0, 1.0, run) is None
+
+
 def test_distill_prompt_digests_the_run():
     traj = Trajectory(task="How many tracks per genre?", answer="Rock: 1297")
     call = ToolCall(name="sql_query", arguments={"sql": "SELECT 1"})
