@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from agentkit.jsontext import copies_placeholder, strict_json
 from agentkit.loop.repeats import call_key
-from agentkit.messages import Message
+from agentkit.messages import Message, ToolCall
 from agentkit.skills import prompts
 from agentkit.skills.model import DistilledSkill
 from agentkit.trajectory import Trajectory
@@ -165,7 +165,7 @@ def outcome_refusal(reward: float | None, success_at: float) -> str | None:
 def admission_refusal(parsed: Parsed, reward: float | None, success_at: float,
                       trajectory: Trajectory | None = None) -> str | None:
     """Why a parsed distillation may not be admitted (None: it may); with the run it was distilled from, a skill
-    that quotes the run's answer is refused too (`quoted_answer`)."""
+    that quotes the run's answer (`quoted_answer`) or whose only step ends the run (`only_ends`) is refused too."""
     outcome = outcome_refusal(reward, success_at)
     if outcome is not None:
         return outcome
@@ -193,8 +193,8 @@ def quoted_answer(skill: DistilledSkill, trajectory: Trajectory) -> str | None:
     are the experience's to show."""
     text = _normal(" ".join([skill.name, skill.description, skill.when_to_use, skill.strategy,
                              *(g.goal for g in skill.subgoals), *skill.lessons]))
-    calls = [call for m in trajectory.messages if m.role == "assistant" for call in m.tool_calls]
-    pieces = [v for v in (calls[-1].arguments.values() if calls else ()) if isinstance(v, str)]
+    ending = _ending_call(trajectory)
+    pieces = [v for v in (ending.arguments.values() if ending else ()) if isinstance(v, str)]
     pieces += (trajectory.answer or "").splitlines()
     for piece in pieces:
         quote = _normal(piece)
@@ -207,10 +207,10 @@ def only_ends(skill: DistilledSkill, trajectory: Trajectory) -> str | None:
     """The name of the run's last tool call (the call that ended it) when every sub-goal of `skill` and its
     strategy name that call and nothing else makes a step, else None: "call confirm_answer with the SQL" is what
     the agent's instructions already say, and a skill that says only that carries no procedure."""
-    calls = [call for m in trajectory.messages if m.role == "assistant" for call in m.tool_calls]
-    if not calls or not skill.subgoals:
+    ending = _ending_call(trajectory)
+    if ending is None or not skill.subgoals:
         return None
-    tool = calls[-1].name
+    tool = ending.name
     names = (tool.lower(), tool.lower().replace("_", " "))
 
     def ends(text: str) -> bool:
@@ -218,6 +218,14 @@ def only_ends(skill: DistilledSkill, trajectory: Trajectory) -> str | None:
 
     if all(ends(g.goal) for g in skill.subgoals) and (not skill.strategy.strip() or ends(skill.strategy)):
         return tool
+    return None
+
+
+def _ending_call(trajectory: Trajectory) -> ToolCall | None:
+    """The run's last tool call (the call that ended it), or None when it made none."""
+    for message in reversed(trajectory.messages):
+        if message.role == "assistant" and message.tool_calls:
+            return message.tool_calls[-1]
     return None
 
 

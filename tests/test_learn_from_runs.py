@@ -19,7 +19,7 @@ from agentkit.feedback import rate
 from agentkit.memory.experience import TITLE, Experience, database_key_of
 from agentkit.records import EXPERIENCE
 from agentkit.sql import SchemaToolkit
-from agentkit.trajectory import read_jsonl
+from agentkit.trajectory import Trajectory, read_jsonl
 
 
 def confirm(sql: str) -> dict[str, Any]:
@@ -70,11 +70,17 @@ def test_an_afternoon_of_rated_chat_becomes_experience_and_notes_for_the_next_da
     morning = tmp_path / "morning.json"
     morning.write_text(json.dumps([confirm("SELECT COUNT(*) FROM Employee")]))
     runs = tmp_path / "morning.jsonl"
-    answer = runner.invoke(app, ["sql", "What is the number of employees?", "--db", str(db), "--memory", str(learned),
-                                 "--model", f"script:{morning}", "--planner", "react", "--no-embed",
-                                 "--log", str(runs)])
-    assert answer.exit_code == 0, answer.output
-    (run,) = read_jsonl(runs)
+
+    def ask_employees(log_to: Path) -> Trajectory:
+        """`agentkit sql` with the learned memory on one question; its logged run."""
+        answer = runner.invoke(app, ["sql", "What is the number of employees?", "--db", str(db), "--memory",
+                                     str(learned), "--model", f"script:{morning}", "--planner", "react", "--no-embed",
+                                     "--log", str(log_to)])
+        assert answer.exit_code == 0, answer.output
+        (logged,) = read_jsonl(log_to)
+        return logged
+
+    run = ask_employees(runs)
     shown = run.records.get(EXPERIENCE)
     assert shown is not None and [s.question for s in shown.shown] == [asked[0]["question"]]
     assert f"## {TITLE}" in run.messages[0].content and asked[0]["sql"] in run.messages[0].content
@@ -87,12 +93,7 @@ def test_an_afternoon_of_rated_chat_becomes_experience_and_notes_for_the_next_da
                                  "--method", "experience", "--min-similarity", "0.9"])
     assert strict.exit_code == 0, strict.output
     assert Experience.load(learned / "experience.json").min_similarity == 0.9
-    later = tmp_path / "later.jsonl"
-    answer = runner.invoke(app, ["sql", "What is the number of employees?", "--db", str(db), "--memory", str(learned),
-                                 "--model", f"script:{morning}", "--planner", "react", "--no-embed",
-                                 "--log", str(later)])
-    assert answer.exit_code == 0, answer.output
-    (run,) = read_jsonl(later)
+    run = ask_employees(tmp_path / "later.jsonl")
     assert f"## {TITLE}" not in run.messages[0].content and asked[0]["sql"] not in run.messages[0].content
 
     # a run rated bad after it was learned is forgotten on the next pass; passes add each run once

@@ -18,22 +18,24 @@ from pathlib import Path
 from typing import Any
 
 from agentkit.records import SKILLS
+from agentkit.skills.cycle import SkillSettings
 from agentkit.skills.distill import admission_refusal, parse_distilled
 from agentkit.trajectory import read_jsonl
 
 
-def replay(folder: Path) -> dict[str, Any]:
-    """The distillations of the learn run in `folder`: admitted then, admitted today, and today's reason."""
+def replay(folder: Path, success_at: float = SkillSettings.success_at) -> dict[str, Any]:
+    """The distillations of the learn run in `folder`: admitted then, admitted today, and today's reason
+    (`success_at`: the reward a run needed to be admitted)."""
     rows = []
     runs = folder / "trajectories" / "train-skills.jsonl"
     for run in read_jsonl([runs]) if runs.exists() else []:
-        record = run.records.get(SKILLS)
-        if record is None or not isinstance(record.distilled, dict):
+        record, turns = run.records.get(SKILLS), run.turns_in("distill")
+        if record is None or not turns:
             continue
-        distilled = {k: v for k, v in record.distilled.items() if k not in ("admitted_as", "admission")}
-        reason = admission_refusal(parse_distilled(json.dumps(distilled)), run.reward, 1.0, run)
-        rows.append({"task_id": run.task_id, "name": distilled.get("name"), "admitted": bool(record.admitted),
-                     "admitted_today": reason is None, "reason_today": reason})
+        parsed = parse_distilled(turns[-1].output.content)  # the reply the cycle admitted or refused
+        reason = admission_refusal(parsed, run.reward, success_at, run)
+        rows.append({"task_id": run.task_id, "name": parsed.skill.name if parsed.skill else None,
+                     "admitted": bool(record.admitted), "admitted_today": reason is None, "reason_today": reason})
     return {"folder": str(folder), "distillations": len(rows),
             "admitted": sum(r["admitted"] for r in rows), "admitted_today": sum(r["admitted_today"] for r in rows),
             "rows": rows}
