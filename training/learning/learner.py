@@ -186,7 +186,7 @@ class Learner:
     """The trajectory record (`extras` key) a run holds when the method acted on it, for a method that acts only
     on some runs (checks, repairs, pacing, experience): validation judges it on those runs (`acted`,
     `loop.validation_verdict`). None: the method changes every run (context in every prompt, new weights) and must
-    solve more validation tasks."""
+    solve `loop.MIN_GAIN` more validation tasks."""
 
     @classmethod
     def acted(cls, trajectory: Trajectory) -> bool:

@@ -75,6 +75,9 @@ from agentkit.training.learning.splits import _split, check_no_leak, validation_
 from agentkit.trajectory import read_jsonl
 
 STATE_VERSION = 1
+MIN_GAIN = 2
+"""How many more validation tasks than without it a method that changes every run (skills, notes, rl) must
+solve to be kept (`validation_verdict`)."""
 FITTED: dict[str, tuple[str, Any]] = {"experience": ("experience.json", Experience),
                                       "checks": ("checks.json", ShapeChecks), "repairs": ("repairs.json", Repairs),
                                       "pacing": ("pacing.json", Pacing)}
@@ -167,11 +170,10 @@ def learn(
         heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
             seeded `heldout_fraction` of env's tasks.
         validation: the share of the train split kept from learning to check each method on: what a method
-            learned is set aside (kept in `out`, not used) when the agent with it solves no more validation
-            tasks than without it, or fewer than all when without it solved all (skills, notes, rl: they change
-            every run), or, for a method that acts only on
-            some runs (checks, repairs, pacing), when on the tasks it acted on it lost more than it won
-            (`validation_verdict`). 0 turns the check off, as does a train split too small for
+            learned is set aside (kept in `out`, not used) when the agent with it solves fewer than `MIN_GAIN`
+            more validation tasks than without it (skills, notes, rl: they change every run), or, for a method
+            that acts only on some runs (checks, repairs, pacing, experience), when on the tasks it acted on it
+            lost more than it won (`validation_verdict`). 0 turns the check off, as does a train split too small for
             MIN_VALIDATION tasks on each side.
         unseen: an environment never used for learning (e.g. another database), measured before and after.
         resume: continue the run saved in `out` (its settings must match).
@@ -265,15 +267,15 @@ def validation_verdict(method: str, trial: Score, without: Score, runs: Path) ->
     without it, or None to keep it. A method that acts only on some runs (`Learner.record`: checks, repairs,
     pacing, experience) is judged on the tasks it acted on (`Learner.acted`), won against lost: elsewhere its
     agent is the agent without it, and a task that changed there changed by the engine's run-to-run noise
-    (llama.cpp is not bit-reproducible). Any other method must solve more validation tasks in all (it changes
-    every run), or, where the agent without it already solved every one (nothing left to win there), all of them
-    again."""
+    (llama.cpp is not bit-reproducible). Any other method changes every run, so any task may flip under it: it
+    must solve at least `MIN_GAIN` more validation tasks in all (none is kept where the agent without it already
+    solves them all: nothing there shows it helps)."""
     if learner_class(method).record is None:
-        if trial.successes > without.successes or trial.successes == without.successes == without.tasks:
+        if trial.successes - without.successes >= MIN_GAIN:
             return None
         return (f"{method} set aside: with it the agent solved {trial.successes} of {trial.tasks} validation tasks, "
-                f"{without.successes} without" + (" (a method that changes every run must solve more to be kept)"
-                                                  if trial.successes == without.successes else ""))
+                f"{without.successes} without (a method that changes every run must solve at least {MIN_GAIN} more "
+                "to be kept)")
     acted, won, lost = validation_tally(method, trial, without, runs)
     if len(lost) <= len(won):
         return None
