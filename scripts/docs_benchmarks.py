@@ -66,7 +66,7 @@ _ERAS = {
     Q15_SERIAL: """sql-test-default-serial capability-default-serial-c multiturn-d-serial multiturn-d-second-look
         multiturn-c-serial sql-across-dev-s36 chinook-easy-serial clinic-serial sql-test-react-serial
         learn-split-dev experience-floor-dev experience-floor-dev-rail learn-split-dev-floor
-        learn-split-dev-floor-adm""",
+        learn-split-dev-floor-adm from-runs-dev-hard-floor""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
