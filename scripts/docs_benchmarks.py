@@ -112,6 +112,15 @@ def _count(rate: float, n: int) -> str:
     return f"{round(rate * n)}/{n}"
 
 
+def _validation_rule(data: dict[str, Any]) -> str:
+    """How a learn run's validation judged the methods that change every run: the results file's
+    `validation_min_gain`; a file without it ran under the former rule (one more task, or a ceiling tie, kept)."""
+    gain = data.get("validation_min_gain")
+    if gain is None:
+        return "skills and notes kept on one more validation task or a ceiling tie (the former rule)"
+    return f"skills and notes kept on {gain} or more validation tasks more (none at the ceiling)"
+
+
 def _model(stem: str, spec: str) -> str:
     """A plain description of the weights a file measured."""
     spec = spec.split(" [")[0].strip()
@@ -380,7 +389,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
         return (f"`agentkit learn` per database (`bench_learn_split.py`): {data['train_per_db']} questions to learn "
                 f"from and {data['heldout_per_db']} held out per database, {data['budget_per_database']} each, "
                 f"methods {data['methods']}, {data['planner']} agent, worked examples at question cosine "
-                f"{data.get('experience_min_similarity', 0.0)} or more, {_model(stem, data['model'])}",
+                f"{data.get('experience_min_similarity', 0.0)} or more, {_validation_rule(data)}, "
+                f"{_model(stem, data['model'])}",
                 data["data_kind"], f"{per_db}; " + "; ".join(
                     f"seed {seed} in all {sd['overall']['before']['correct']}/{sd['overall']['before']['tasks']} → "
                     f"{sd['overall']['after']['correct']}/{sd['overall']['after']['tasks']}"

@@ -19,6 +19,7 @@ import agentkit.models
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.messages import Message
 from agentkit.testing import FunctionModel
+from agentkit.training.learning.loop import MIN_GAIN
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
 from bench_from_runs import by_database
@@ -84,6 +85,7 @@ def test_the_command_builds_the_split_and_writes_the_results_file(tmp_path: Path
     report = json.loads(out.read_text())
     assert report["data_kind"] == "dev" and report["model"] == "local:default" and report["methods"] == "skills"
     assert (report["planner"], report["schema"]) == ("react", "digest")
+    assert report["validation_min_gain"] == MIN_GAIN  # the rule its validation judged skills and notes by
     (row,) = report["seeds"]["0"]["databases"]
     assert (row["train"], row["heldout"], row["before"]["tasks"]) == (4, 2, 2)
     assert row["spares"]["used"] == 0 and row["spares"]["available"] > 0  # the task file's own questions fill it

@@ -216,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentkit.memory.experience import MIN_SIMILARITY
     from agentkit.models import resolve_model
     from agentkit.sql.taskgen import build_tasks
+    from agentkit.training.learning import loop
 
     build_tasks(args.data, splits=(args.split,))
     schema = args.schema or ("tables" if args.planner == "draft" else "digest")
@@ -253,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
               "planner": args.planner, "votes": args.votes if args.planner == "draft" else None, "schema": schema,
               "concurrency": args.concurrency, "temperature": 0.0, "started": started,
               "experience_min_similarity": MIN_SIMILARITY if args.min_similarity is None else args.min_similarity,
-              **result}
+              "validation_min_gain": loop.MIN_GAIN, **result}
     out = args.out or RESULTS / f"learn-split-{args.split}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, default=str) + "\n")
