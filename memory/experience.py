@@ -34,6 +34,10 @@ query it would write without them (one completion with the single-shot SQL promp
 pre-prediction, its own turn with phase "pre_predict"), and examples whose skeleton is at least `skeleton_threshold`
 similar to that query's come first, each group in order of question similarity (DAIL-SQL's selection). With
 `pre_predict=False`, or with at most `k` eligible, the question alone orders them and no completion is spent.
+With `skeleton_gate=True` the pre-prediction is written whenever an example is eligible, and only examples of its
+kind (skeleton at least `skeleton_threshold` alike) are shown: a question that reads like an example's but needs
+another kind of query ("agents with over 5 policyholders" beside "every agent, including those with none") is
+shown nothing.
 
 Every run records what was shown (`agentkit.records.EXPERIENCE`: the database, the pre-prediction, the
 examples with both similarities) and, after the run, whether its confirmed query "copied" an example's SQL,
@@ -257,16 +261,18 @@ class Experience:
         embedder: the question embedder (default: the packaged MiniLM).
         across: fill up to `k` with other databases' examples, most alike in skeleton to the pre-prediction
             first, when fewer than `k` of its own are eligible.
+        skeleton_gate: pre-predict whenever an example is eligible, and show only the eligible examples whose
+            skeleton is at least `skeleton_threshold` alike to the pre-prediction's (none when it wrote no SQL).
     """
 
     name = "experience"
 
     def __init__(self, examples: Iterable[WorkedExample] = (), *, k: int = DEFAULT_K, pre_predict: bool = True,
                  skeleton_threshold: float = SKELETON_THRESHOLD, min_similarity: float = MIN_SIMILARITY,
-                 embedder: Any = None, across: bool = False) -> None:
+                 embedder: Any = None, across: bool = False, skeleton_gate: bool = False) -> None:
         if k < 1:
             raise ValueError("k must be at least 1")
-        self.k, self.pre_predict, self.across = k, pre_predict, across
+        self.k, self.pre_predict, self.across, self.skeleton_gate = k, pre_predict, across, skeleton_gate
         self.skeleton_threshold, self.min_similarity = skeleton_threshold, min_similarity
         self._embedder = embedder
         self.examples: list[WorkedExample] = []
@@ -316,7 +322,8 @@ class Experience:
         """The at most `k` examples to show for `question` on `database`: its own at question cosine
         `min_similarity` or more, those whose skeleton is at least `skeleton_threshold` similar to `draft_sql`'s
         first, then the rest, each in order of question cosine; with `across`, then other databases' examples,
-        by skeleton similarity, then question cosine."""
+        by skeleton similarity, then question cosine. With `skeleton_gate`, only the database's examples alike to
+        `draft_sql` (none without it)."""
         return self._choose(database, question, self.eligible(database, question), draft_sql)
 
     def eligible(self, database: str, question: str) -> list[Choice]:
@@ -327,11 +334,13 @@ class Experience:
         """`select` from the database's eligible examples `own` (already scored by question)."""
         draft = sql_skeleton(draft_sql) if draft_sql else None
 
-        def rank(c: Choice) -> tuple[bool, float, str]:
-            alike = c.skeleton_similarity is not None and c.skeleton_similarity >= self.skeleton_threshold
-            return not alike, -c.question_similarity, c.example.id
+        def alike(c: Choice) -> bool:
+            return c.skeleton_similarity is not None and c.skeleton_similarity >= self.skeleton_threshold
 
-        chosen = sorted((_with_skeleton(c, draft) for c in own), key=rank)[:self.k]
+        scored = [_with_skeleton(c, draft) for c in own]
+        if self.skeleton_gate:
+            scored = [c for c in scored if alike(c)]
+        chosen = sorted(scored, key=lambda c: (not alike(c), -c.question_similarity, c.example.id))[:self.k]
         if not self.across or len(chosen) == self.k:
             return chosen
         foreign = [replace(_with_skeleton(c, draft), other_database=True)
@@ -365,14 +374,15 @@ class Experience:
     # -- the Extension protocol -----------------------------------------------------------------------
     def before_run(self, run: RunContext) -> None:
         """Show the examples chosen for the task (pre-predicting a query first when more than `k` of the
-        database's examples pass `min_similarity`); record the database and what was shown (`EXPERIENCE`). Runs
-        without SQL tools are left alone."""
+        database's examples pass `min_similarity`, or with `skeleton_gate` when any does); record the database
+        and what was shown (`EXPERIENCE`). Runs without SQL tools are left alone."""
         key = database_key(run.tools)
         if key is None:
             return
         eligible = self.eligible(key, run.task)
         filling = self.across and len(eligible) < self.k and bool(self.others(key))
-        draft = self.draft(run) if self.pre_predict and (len(eligible) > self.k or filling) else None
+        wanted = len(eligible) > (0 if self.skeleton_gate else self.k) or filling
+        draft = self.draft(run) if (self.pre_predict or self.skeleton_gate) and wanted else None
         chosen = self._choose(key, run.task, eligible, draft) if eligible or filling else []
         if chosen:
             run.add_context(self.name, TITLE, self.render(chosen))

@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 from test_experience import DB_NAME, build_train_db, example
 
+from agentkit.environments.base import Task
 from agentkit.memory.experience import TITLE, Experience, database_key_of
 from agentkit.messages import Message
+from agentkit.sql import sql_task_prompt
 from agentkit.testing import FunctionModel
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
-from bench_experience_threshold import flips, main
+from bench_experience_threshold import eligible_tasks, flips, main
 
 
 def test_flips_name_what_turned_right_and_wrong() -> None:
@@ -47,15 +49,26 @@ def test_floors_decide_which_examples_are_shown(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr("agentkit.models.resolve_model", lambda spec, **_: FunctionModel(reply))
     out = tmp_path / "floors.json"
     assert main(["--work", str(tmp_path / "work"), "--split", "train", "--db-ids", DB_NAME, "--floors", "0,0.99",
-                 "--votes", "1", "--concurrency", "1", "--data", str(data), "--out", str(out)]) == 0
+                 "--gated", "0", "--votes", "1", "--concurrency", "1", "--data", str(data), "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["data_kind"] == "train" and report["tasks"] == 3
     # no examples: every answer wrong; floor 0 shows the nearest examples, so every answer right; at 0.99 no
     # learned question is that close to a held-out one, so none is shown
-    assert report["total"] == {"none": 0, "floor-0": 3, "floor-0.99": 0}
+    # gated, the pre-prediction ("SELECT 1", written without examples) is of no example's kind: none is shown
+    assert report["total"] == {"none": 0, "floor-0": 3, "floor-0.99": 0, "gate-0": 0}
+    assert report["gated_floors"] == [0.0]
     (row,) = report["databases"]
     ids = sorted(r["id"] for r in heldout)
     assert row["configs"]["floor-0"]["flips_vs_none"] == {"right": ids, "wrong": []}
     assert row["configs"]["floor-0.99"]["flips_vs_none"] == {"right": [], "wrong": []}
     assert sorted(row["configs"]["floor-0"]["outcomes"]) == ids
     assert (folder / "floors" / "floor-0.jsonl").is_file()
+
+
+def test_eligible_only_keeps_the_questions_an_example_passes_the_floor_for(tmp_path: Path) -> None:
+    db, records = build_train_db(tmp_path / "sqlgen")
+    experience = Experience([example(records, n, database_key_of(db)) for n in (10, 11)], min_similarity=0.99)
+    tasks = [Task(r["id"], sql_task_prompt(r["question"])) for r in (records[0], records[10], records[2])]
+    assert [t.id for t in eligible_tasks(experience, tasks)] == [records[10]["id"]]  # its own question: cosine 1
+    experience.min_similarity = 0.0
+    assert eligible_tasks(experience, tasks) == tasks

@@ -163,6 +163,44 @@ def test_by_default_only_examples_of_the_same_kind_of_question_are_shown(bakery:
     assert record is not None and len(record.shown) == 3 and drafts == ["pre-prediction"]
 
 
+def test_the_skeleton_gate_shows_an_example_only_to_a_pre_prediction_of_its_kind(
+        bakery: tuple[Path, Any, Path]) -> None:
+    db, records, _ = bakery
+    key = database_key_of(db)
+    examples = [example(records, n, key) for n in (2, 4, 26, 29, 30)]
+    paraphrase = "What is the number of order lines?"  # only "Count the order lines." passes the floor
+    drafts: list[str] = []
+
+    def drafting(sql: str | None) -> Any:
+        def reply(messages: Sequence[Message], tools: Any) -> Message | str:
+            if shown_sections(messages).startswith(SQL_INSTRUCTIONS_SINGLE_SHOT):
+                drafts.append(sql or "")
+                return f"```sql\n{sql}\n```" if sql else "I would count them."
+            return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": "SELECT 1"})])
+        return reply
+
+    def shown(experience: Experience, sql: str | None) -> list[str]:
+        agent = sql_agent(FunctionModel(drafting(sql)), db, extensions=[experience], max_steps=3, **FOUR_PHASE)
+        record = agent.run(sql_task_prompt(paraphrase)).trajectory.records.get(EXPERIENCE)
+        assert record is not None
+        return [s.id for s in record.shown]
+
+    # without the gate one eligible example (at most k) is shown with no pre-prediction
+    assert shown(Experience(examples), "SELECT COUNT(*) FROM OrderLine") == ["ex-29"] and drafts == []
+    gated = Experience(examples, skeleton_gate=True)
+    assert shown(gated, "SELECT COUNT(*) FROM OrderLine") == ["ex-29"]  # the same kind of query: shown
+    assert len(drafts) == 1
+    grouped = "SELECT Channel, COUNT(*) FROM OrderLine GROUP BY Channel"
+    assert skeleton_similarity(sql_skeleton(grouped), examples[3].skeleton) < gated.skeleton_threshold
+    assert shown(gated, grouped) == []  # another kind of query: the question's likeness is not enough
+    assert shown(gated, None) == [] and len(drafts) == 3  # no SQL in the pre-prediction: nothing to match
+    assert gated.select(key, paraphrase) == []  # and so for `select` without a pre-prediction
+    # a question no example passes the floor for spends no pre-prediction
+    agent = sql_agent(FunctionModel(drafting("SELECT 1")), db, extensions=[gated], max_steps=3, **FOUR_PHASE)
+    agent.run(sql_task_prompt(gold(records, 27)[0]))
+    assert len(drafts) == 3
+
+
 def scripted_run(db: Path, question: str, script: list[Any], extensions: Sequence[Any] = ()) -> Trajectory:
     agent = sql_agent(ScriptedModel(script), db, extensions=extensions, max_steps=4, **FOUR_PHASE)
     return agent.run(sql_task_prompt(question)).trajectory

@@ -3,15 +3,21 @@ several question-similarity floors (`Experience(min_similarity=...)`), and witho
 
     python tests/benchmarks/bench_experience_threshold.py --work bench-out/sqlgen/learn-split/dev --seed 0 \\
         --db-ids volunteer_events rail_delays --floors 0,0.8 --out tests/benchmarks/results/experience-floor-dev.json
+    python tests/benchmarks/bench_experience_threshold.py --work bench-out/sqlgen/learn-split/dev-floor-adm \\
+        --db-ids insurance_claims --floors 0.8 --gated 0.8 --out /tmp/gate.json
 
 For each database, reads the (seed, database) folder a `bench_learn_split.py` run wrote: its held-out question ids
 (state.json) and the worked examples its experience phase learned (experience.json). Then runs those held-out
-questions with the draft agent (`--votes` drafts, greedy, `--model`) with no examples ("none") and with the
-examples under each floor ("floor-F": an example whose question's MiniLM cosine to the new question is below F is
-not shown). Reports per database and in all: right answers per configuration, and per floor the questions that
-turned right and wrong against "none". Every configuration runs in this one session, so they compare like with
-like (the learn run's own figures came from another session). The split's kind goes into the file as
-"data_kind"; a test split's trajectories are not to be read.
+questions with the draft agent (`--votes` drafts, greedy, `--model`) with no examples ("none") and with the examples
+under each floor ("floor-F": an example whose question's MiniLM cosine to the new question is below F is not shown),
+and with `--gated` floors the same with `skeleton_gate` ("gate-F": the pre-prediction is written whenever an example
+passes F, and only examples of its SQL skeleton are shown). Reports per database and in all: right answers per
+configuration, and per configuration the questions that turned right and wrong against "none". Every configuration
+runs in this one session, so they compare like with like (the learn run's own figures came from another session).
+The split's kind goes into the file as "data_kind"; a test split's trajectories are not to be read.
+
+With `--eligible-only`, only the held-out questions for which some learned example passes the lowest floor run: on
+the others no configuration shows an example or writes a pre-prediction, so each runs as "none" does.
 """
 
 from __future__ import annotations
@@ -36,6 +42,12 @@ def flips(base: dict[str, bool], other: dict[str, bool]) -> dict[str, list[str]]
             "wrong": sorted(t for t, ok in other.items() if not ok and base.get(t))}
 
 
+def eligible_tasks(experience: Any, tasks: list[Any]) -> list[Any]:
+    """The tasks for which one of `experience`'s examples passes its `min_similarity`."""
+    keys = {e.database for e in experience.examples}
+    return [t for t in tasks if any(experience.eligible(key, t.prompt) for key in keys)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, required=True, help="a bench_learn_split.py work folder (the split's)")
@@ -43,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--db-ids", nargs="+", required=True)
     parser.add_argument("--floors", default="0,0.8", help="comma-separated question-similarity floors")
+    parser.add_argument("--gated", default="", help="comma-separated floors to run with skeleton_gate too")
+    parser.add_argument("--eligible-only", action="store_true",
+                        help="run only the questions some example passes the lowest floor for")
     parser.add_argument("--model", default="local:default")
     parser.add_argument("--votes", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=2)
@@ -56,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     from agentkit.models import resolve_model
 
     floors = [float(f) for f in args.floors.split(",")]
+    gated = [float(f) for f in args.gated.split(",") if f]
+    configs_run: list[tuple[str, float | None, bool]] = [
+        ("none", None, False), *((f"floor-{f:g}", f, False) for f in floors),
+        *((f"gate-{f:g}", f, True) for f in gated)]
     split = split_environment(args.data, args.split, "tables")
     by_id = {t.id: t for t in split.tasks()}
     model = resolve_model(args.model, parallel=args.concurrency)
@@ -66,14 +85,17 @@ def main(argv: list[str] | None = None) -> int:
             folder = args.work / f"seed{args.seed}" / db
             state = json.loads((folder / "state.json").read_text())
             tasks = [by_id[t] for t in state["config"]["heldout"]]
+            if args.eligible_only:
+                tasks = eligible_tasks(Experience.load(folder / "experience.json",
+                                                       min_similarity=min(floors + gated)), tasks)
             env = SQLEnvironment(tasks=tasks, schema="tables", name=f"sql-{db}")
             logs = folder / "floors"
             logs.mkdir(exist_ok=True)
             configs: dict[str, dict[str, Any]] = {}
             try:
-                for label, floor in [("none", None), *((f"floor-{f:g}", f) for f in floors)]:
+                for label, floor, gate in configs_run:
                     learned = [] if floor is None else [Experience.load(folder / "experience.json",
-                                                                        min_similarity=floor)]
+                                                                        min_similarity=floor, skeleton_gate=gate)]
                     t0 = time.perf_counter()
                     run = evaluation(env, tasks, model, label, logs / f"{label}.jsonl", options, learned=learned)
                     summary = summarise(run, tasks)
@@ -94,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         split.close()
     labels = list(rows[0]["configs"]) if rows else []
     report = {"benchmark": "experience-floor", "split": args.split, "data_kind": args.split, "model": args.model,
-              "seed": args.seed, "votes": args.votes, "work": str(args.work), "floors": floors,
+              "seed": args.seed, "votes": args.votes, "work": str(args.work), "floors": floors, "gated_floors": gated,
+              "eligible_only": args.eligible_only,
               "started": time.strftime("%Y-%m-%d %H:%M"), "databases": rows,
               "total": {k: sum(r["configs"][k]["correct"] for r in rows) for k in labels},
               "tasks": sum(r["configs"]["none"]["tasks"] for r in rows) if rows else 0}
