@@ -37,7 +37,8 @@ similar to that query's come first, each group in order of question similarity (
 With `skeleton_gate=True` the pre-prediction is written whenever an example is eligible, and only examples of its
 kind (skeleton at least `skeleton_threshold` alike) are shown: a question that reads like an example's but needs
 another kind of query ("agents with over 5 policyholders" beside "every agent, including those with none") is
-shown nothing.
+shown nothing, and so is one whose pre-prediction is the wrong kind of query, where an example would correct it
+(off by default; decisions#experience).
 
 Every run records what was shown (`agentkit.records.EXPERIENCE`: the database, the pre-prediction, the
 examples with both similarities) and, after the run, whether its confirmed query "copied" an example's SQL,

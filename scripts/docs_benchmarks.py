@@ -66,7 +66,8 @@ _ERAS = {
     Q15_SERIAL: """sql-test-default-serial capability-default-serial-c multiturn-d-serial multiturn-d-second-look
         multiturn-c-serial sql-across-dev-s36 chinook-easy-serial clinic-serial sql-test-react-serial
         learn-split-dev experience-floor-dev experience-floor-dev-rail learn-split-dev-floor
-        learn-split-dev-floor-adm from-runs-dev-hard-floor""",
+        learn-split-dev-floor-adm from-runs-dev-hard-floor learn-split-dev-mingain experience-floor-dev-gate-insurance
+        experience-floor-dev-gate-mingain experience-floor-dev-gate-floor""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -118,7 +119,7 @@ def _validation_rule(data: dict[str, Any]) -> str:
     gain = data.get("validation_min_gain")
     if gain is None:
         return "skills and notes kept on one more validation task or a ceiling tie (the former rule)"
-    return f"skills and notes kept on {gain} or more validation tasks more (none at the ceiling)"
+    return f"skills and notes kept only on {gain} or more validation tasks above the agent without (none at a ceiling)"
 
 
 def _model(stem: str, spec: str) -> str:
@@ -401,7 +402,10 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             f"{k} {c['correct']}/{c['tasks']}" + (f" (+{len(c['flips_vs_none']['right'])} "
                                                   f"−{len(c['flips_vs_none']['wrong'])})" if k != "none" else "")
             for k, c in d["configs"].items()) for d in data["databases"])
-        return (f"a learn split's held-out questions without worked examples and with them under question floors "
+        which = ("the held-out questions some example passes the floor for" if data.get("eligible_only")
+                 else "a learn split's held-out questions")
+        gated = (", and with the skeleton gate (gate-F)" if data.get("gated_floors") else "")
+        return (f"{which}, run without worked examples and with them under question floors{gated} "
                 f"(`bench_experience_threshold.py`, seed {data['seed']}, draft, {data['votes']} votes, "
                 f"{_model(stem, data['model'])})", data["data_kind"],
                 per_db + "; in all " + ", ".join(f"{k} {v}/{data['tasks']}" for k, v in data["total"].items()))
