@@ -107,6 +107,16 @@ def test_function_calls_through_the_run_query_tool_stay_bounded(sandbox, call: s
         assert text.startswith(("Refused", "SQL error", "Query")), (call, text)  # never ran
 
 
+def test_a_value_that_is_not_utf8_is_read_with_replacement_characters(sandbox) -> None:
+    kit, _ = sandbox
+    run_query = next(t for t in kit.tools() if t.name == "run_query")
+    text = run_query(sql="SELECT CAST(x'41ff42' AS TEXT) AS v, 'ok' AS w")
+    assert "A\ufffdB" in text and "ok" in text, text
+    # an error message that quotes such bytes is a clear error too (found by the fuzz test above)
+    with pytest.raises(QueryError, match=r"SQL error: .*not text"):
+        run_query(sql="SELECT json_remove(1, randomblob(10))")
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(joins=st.lists(st.text(alphabet=st.sampled_from('Aa. ="`[]$_\t'), max_size=400), max_size=4),
        tables=st.lists(st.text(max_size=30), max_size=4))

@@ -334,6 +334,9 @@ class SQLiteDatabase(Database):
                     cursor.close()
             except sqlite3.Error as exc:
                 raise QueryError(_explain_sqlite_error(exc, timeout_s, conn.budget.expired)) from None
+            except UnicodeDecodeError:  # SQLite's error message quotes bytes of the query's values that are not UTF-8
+                raise QueryError("SQL error: the query failed, and SQLite's message quotes bytes that are not "
+                                 "text (a blob used as text?)") from None
             except MemoryError:  # SQLite's hard heap limit
                 raise QueryError(_explain_sqlite_error(sqlite3.Error("out of memory"), timeout_s)) from None
             finally:

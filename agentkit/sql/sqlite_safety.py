@@ -128,7 +128,7 @@ def read_only_authorizer(action: int, arg1: str | None, arg2: str | None, db: st
 
 def connect_sqlite_read_only(path: str | Path) -> BoundedConnection:
     """Open an existing SQLite file read-only, with query_only, the read-only authorizer, the limits
-    and the bounded functions (see the module docstring)."""
+    and the bounded functions (see the module docstring); text that is not UTF-8 is read by `read_text`."""
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"no SQLite database at {file}")
@@ -146,7 +146,14 @@ def connect_sqlite_read_only(path: str | Path) -> BoundedConnection:
         conn.setlimit(limit, value)
     conn.budget = install_bounded_functions(conn)
     conn.set_authorizer(read_only_authorizer)
+    conn.text_factory = read_text
     return conn
+
+
+def read_text(data: bytes) -> str:
+    """A text value as `str`: UTF-8, with U+FFFD for bytes that are not (a stored value, or one a query builds,
+    such as `json_remove(1, randomblob(10))`, may hold any bytes; the query still answers)."""
+    return data.decode("utf-8", errors="replace")
 
 
 def _file_uri(file: Path) -> str:
