@@ -382,8 +382,11 @@ class Experience:
             return
         eligible = self.eligible(key, run.task)
         filling = self.across and len(eligible) < self.k and bool(self.others(key))
-        wanted = len(eligible) > (0 if self.skeleton_gate else self.k) or filling
-        draft = self.draft(run) if (self.pre_predict or self.skeleton_gate) and wanted else None
+        if self.skeleton_gate:  # the gate needs the pre-prediction's skeleton for any eligible example
+            wanted = bool(eligible) or filling
+        else:
+            wanted = self.pre_predict and (len(eligible) > self.k or filling)
+        draft = self.draft(run) if wanted else None
         chosen = self._choose(key, run.task, eligible, draft) if eligible or filling else []
         if chosen:
             run.add_context(self.name, TITLE, self.render(chosen))

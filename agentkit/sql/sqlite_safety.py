@@ -151,8 +151,8 @@ def connect_sqlite_read_only(path: str | Path) -> BoundedConnection:
 
 
 def read_text(data: bytes) -> str:
-    """A text value as `str`: UTF-8, with U+FFFD for bytes that are not (a stored value, or one a query builds,
-    such as `json_remove(1, randomblob(10))`, may hold any bytes; the query still answers)."""
+    """A text value as `str`: UTF-8, with U+FFFD for bytes that are not. A stored value, or one a query builds
+    (`CAST(x'ff' AS TEXT)`), may hold any bytes; the result is still read rather than refused."""
     return data.decode("utf-8", errors="replace")
 
 
