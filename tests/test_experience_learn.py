@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from test_experience import build_train_db
 
+from agentkit.environments.base import succeeded
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.memory.experience import TITLE, Experience
 from agentkit.messages import Message, ToolCall
@@ -143,3 +144,27 @@ def test_the_toolkits_limit_check_is_named_when_it_refused_a_query() -> None:
     refused = Message.tool(ToolCall(name="confirm_answer", arguments={"sql": "SELECT a FROM t LIMIT 1"}),
                            f"Error: {UNORDERED_LIMIT}", is_error=True)
     assert artefacts_used(Trajectory(task_id="a", messages=[refused])) == ["limit check (toolkit)"]
+
+
+def test_experience_after_another_method_plays_only_the_questions_no_verified_run_answered(tmp_path: Path) -> None:
+    _, records = build_train_db(tmp_path / "sqlgen")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(json.dumps({**r, "db": str(tmp_path / "sqlgen" / r["db"])}) for r in records[:20]))
+    env = SQLEnvironment(tasks=tasks, name="sql-bakery")
+    train, _ = split_tasks(env.tasks(), 0.3, 0)
+    learning, _ = validation_split(train, 0.25, 0)
+    known = {t.prompt for t in learning[:5]}
+    model = ExamplesScript(env, known)
+    out = tmp_path / "run"
+    report = learn(env, model, budget="30ep", methods=("notes", "experience"), out=out, seed=0, max_steps=3,
+                   experience_options={"min_similarity": 0.0})
+    env.close()
+    notes_runs = read_jsonl([out / "trajectories" / "train-notes.jsonl"])
+    solved_by_notes = {t.task_id for t in notes_runs if succeeded(t)}
+    assert solved_by_notes == {t.id for t in learning if t.prompt in known}
+    experience_runs = read_jsonl([out / "trajectories" / "train-experience.jsonl"])
+    # the notes phase's verified runs became examples without another run; the experience phase played the rest
+    assert sorted(t.task_id or "" for t in experience_runs) == sorted(t.id for t in learning if t.prompt not in known)
+    details = report.details["experience"]
+    assert details["episodes"] == 5 and details["examples"] == 10
+    assert {e.task_id for e in Experience.load(out / "experience.json").examples} == {t.id for t in learning}

@@ -180,7 +180,9 @@ class ExperienceLearner(Learner):
     """Experience: train episodes with the experience attached; every verified run (its answer matched the gold
     query's) on a train task becomes a worked example of its database, from the run's earlier train trajectories
     (every method's) and from this phase's own; OUT/experience.json. The phase ends after one pass over the
-    train split (greedy runs of the same tasks would mostly repeat themselves). A run is shown examples only when
+    train split (greedy runs of the same tasks would mostly repeat themselves), and its pass skips the tasks an
+    earlier method's run already made an example of: placed after other methods, it spends its budget on the
+    questions they did not answer. A run is shown examples only when
     its question is like a verified one (`Experience.min_similarity`), so validation judges the method on the runs
     that were shown some (`acted`)."""
 
@@ -231,8 +233,8 @@ class ExperienceLearner(Learner):
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
         """`concurrency` train episodes with the experience attached, their verified runs admitted."""
-        trajectories = run_batch(self.ctx, self.ctx.next_tasks(progress, self.ctx.concurrency), [self.experience],
-                                 "experience")
+        tasks = self.unanswered(progress, self.ctx.concurrency)
+        trajectories = run_batch(self.ctx, tasks, [self.experience], "experience") if tasks else []
         uses: Counter[str] = Counter(progress.get("use", {}))
         for trajectory in trajectories:
             progress["admitted"] = progress.get("admitted", 0) + int(self.admit(trajectory))
@@ -243,6 +245,18 @@ class ExperienceLearner(Learner):
         progress["use"] = dict(uses)
         self.experience.save(self.path)
         return trajectories
+
+    def unanswered(self, progress: dict[str, Any], n: int) -> list[Task]:
+        """The next at most `n` train tasks of this phase's one pass that no example answers yet: a task an
+        earlier method's verified run already made an example of is passed over, so the budget goes to questions
+        the experience does not hold."""
+        answered = {e.task_id for e in self.experience.examples if e.task_id}
+        tasks: list[Task] = []
+        while len(tasks) < n and not self.finished(progress):
+            task = self.ctx.next_task(progress)
+            if task.id not in answered:
+                tasks.append(task)
+        return tasks
 
     def finished(self, progress: dict[str, Any]) -> bool:
         """Done after one pass over the train split."""
