@@ -23,7 +23,7 @@ from agentkit.training.learning.loop import MIN_GAIN
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
 from bench_from_runs import by_database
-from bench_learn_split import main, markdown, plan_seed, run
+from bench_learn_split import main, markdown, over_seeds, plan_seed, pooled, run
 
 LEARN = {"skill_options": {"min_score": -1.0}, "train_temperature": 0.7}
 
@@ -90,3 +90,32 @@ def test_the_command_builds_the_split_and_writes_the_results_file(tmp_path: Path
     assert (row["train"], row["heldout"], row["before"]["tasks"]) == (4, 2, 2)
     assert row["spares"]["used"] == 0 and row["spares"]["available"] > 0  # the task file's own questions fill it
     assert (tmp_path / "data" / "learn-split" / "dev" / "seed0" / row["db_id"] / "summary.json").is_file()
+
+
+def test_a_set_aside_method_measured_on_the_held_out_questions_is_reported_as_if_kept() -> None:
+    from bench_from_runs import Plan
+    from bench_learn_split import database_row
+
+    from agentkit.training.learning.report import LearningReport, Score
+
+    def score(label: str, solved: dict[str, bool], **extra: Any) -> Score:
+        k = sum(solved.values())
+        return Score(label=label, environment="sql-db", tasks=len(solved), successes=k,
+                     success_rate=k / len(solved), ci_low=0.0, ci_high=1.0, per_task=solved, **extra)
+
+    before = score("before", {"a": True, "b": False, "c": True})
+    report = LearningReport(
+        environment="sql-db", model="m", methods=["skills", "experience"], seed=0, train_tasks=["t"],
+        heldout_tasks=["a", "b", "c"], before=before, after=score("after-experience", dict.fromkeys("abc", True)),
+        evaluations=[score("after-skills", before.per_task, same_as="before"),
+                     score("after-experience", dict.fromkeys("abc", True))],
+        set_aside=[score("set-aside-skills", {"a": False, "b": True, "c": True})],
+        details={"skills": {"set_aside": "skills set aside: ..."}, "experience": {}})
+    row = database_row("db", report, Plan(afternoon=[1], heldout=[1, 2, 3], questions=4))
+    skills, experience = row["methods"]
+    assert skills["kept"] is False and skills["delta_points"] == 0.0
+    assert skills["if_kept"] == {"correct": 2, "tasks": 3, "delta_points": 0.0, "right": ["b"], "wrong": ["a"]}
+    assert experience["kept"] is True and "if_kept" not in experience and experience["delta_points"] == 33.3
+    page = markdown({"seeds": {"0": {"databases": [row], "overall": pooled([row])}},
+                     "overall": over_seeds({"0": {"databases": [row], "overall": pooled([row])}})})
+    assert "skills +0.0 (set aside; if kept +0.0), experience +33.3" in page

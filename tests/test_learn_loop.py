@@ -538,7 +538,7 @@ class HarmfulSkills(LearningScript):
 def test_a_method_that_hurts_on_validation_is_set_aside(tmp_path: Path) -> None:
     env = clinic(26)
     report = learn(env, HarmfulSkills([env]), budget="4ep", methods=("skills",), out=tmp_path / "run", seed=0,
-                   **{**OPTIONS, "train_temperature": 0.0})
+                   measure_set_aside=True, **{**OPTIONS, "train_temperature": 0.0})
     assert len(report.validation_tasks) == 4 and not set(report.validation_tasks) & set(report.train_tasks)
     before, with_skills = report.validation
     assert (before.successes, with_skills.successes) == (4, 0)
@@ -547,6 +547,11 @@ def test_a_method_that_hurts_on_validation_is_set_aside(tmp_path: Path) -> None:
     assert report.details["skills"]["skills_in_library"] >= 1  # learned, kept on disk, not used
     assert "skills" not in report.artefacts and (tmp_path / "run" / "skills").is_dir()
     assert report.after.same_as == "before" and report.after.per_task == report.before.per_task
+    # measured anyway on the held-out tasks, report only: the verdict saved every held-out task the skills broke
+    (if_kept,) = report.set_aside
+    assert if_kept.label == "set-aside-skills" and if_kept.same_as is None
+    assert report.before.successes == report.before.tasks and if_kept.successes < report.before.successes
+    assert (tmp_path / "run" / "trajectories" / "heldout-set-aside-skills.jsonl").is_file()
     learned_on = {t.task_id for t in read_jsonl([tmp_path / "run" / "trajectories" / "train-skills.jsonl"])}
     assert learned_on and not learned_on & set(report.validation_tasks)
 
@@ -581,6 +586,7 @@ def test_on_a_validation_tie_skills_are_set_aside_and_pacing_is_kept(tmp_path: P
                    **{**OPTIONS, "train_temperature": 0.0})
     before, with_skills = report.validation
     assert before.successes == with_skills.successes == 3  # skills were shown, and changed nothing
+    assert report.set_aside == []  # measured on held-out tasks only when asked
     assert "(a method that changes every run must solve at least 2 more to be kept)" in \
         report.details["skills"]["set_aside"]
     assert "skills" not in report.artefacts

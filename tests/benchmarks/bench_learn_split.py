@@ -21,7 +21,9 @@ examples are shown at question cosine `--min-similarity` or more (default: `Expe
 Reports, per seed and database: before and after, the change in points, each method's own change (the
 evaluation after it against the one before it) and whether it was kept, the held-out tasks that flipped with
 the artefacts their run was shown, minutes and tokens per phase; per seed, the databases pooled with Wilson 95 %
-intervals; over seeds, the mean change and its range. Each (seed, database) runs in WORK/seedS/DB and resumes
+intervals; over seeds, the mean change and its range. With `--measure-set-aside`, each method validation set
+aside also runs on the held-out questions (`if_kept` in its row: the score, the change and the questions it
+would have turned right and wrong), report only. Each (seed, database) runs in WORK/seedS/DB and resumes
 there: a finished one is read back, an unfinished one continued. Writes `--out` (default
 tests/benchmarks/results/learn-split-SPLIT[-LABEL].json, with the split's kind as "data_kind"): test figures are
 for reporting only, and a test run's trajectories are not to be read.
@@ -64,13 +66,19 @@ def plan_seed(groups: dict[str, list[Any]], db_ids: Sequence[str], seed: int, tr
 def database_row(db: str, report: Any, plan: Plan) -> dict[str, Any]:
     """One (seed, database) learn report as the benchmark's row."""
     evaluations = [report.before, *report.evaluations]
+    measured = {score.label.removeprefix("set-aside-"): score for score in report.set_aside}
     methods = []
     for method, earlier, later in zip(report.methods, evaluations, evaluations[1:], strict=False):
         details = report.details.get(method, {})
-        methods.append({"method": method, "kept": "set_aside" not in details,
-                        "set_aside": details.get("set_aside"),
-                        "delta_points": round(100 * (later.success_rate - earlier.success_rate), 1),
-                        "after": later.successes})
+        row = {"method": method, "kept": "set_aside" not in details, "set_aside": details.get("set_aside"),
+               "delta_points": round(100 * (later.success_rate - earlier.success_rate), 1), "after": later.successes}
+        if method in measured:  # what the held-out score would have been had validation kept it (report only)
+            kept, was = measured[method], earlier.per_task
+            row["if_kept"] = {"correct": kept.successes, "tasks": kept.tasks,
+                              "delta_points": round(100 * (kept.success_rate - earlier.success_rate), 1),
+                              "right": sorted(t for t, ok in kept.per_task.items() if ok and not was.get(t)),
+                              "wrong": sorted(t for t, ok in kept.per_task.items() if not ok and was.get(t))}
+        methods.append(row)
     return {
         "db_id": db, "train": len(plan.afternoon), "heldout": len(plan.heldout),
         "spares": {k: plan.spares[k] for k in ("available", "used", "dropped_paraphrase", "dropped_same_sql",
@@ -124,7 +132,9 @@ def markdown(report: dict[str, Any]) -> str:
     rows = [head, tuple("---" for _ in head)]
     for seed, s in report["seeds"].items():
         for r in s["databases"]:
-            methods = ", ".join(f"{m['method']} {m['delta_points']:+.1f}{'' if m['kept'] else ' (set aside)'}"
+            methods = ", ".join(f"{m['method']} {m['delta_points']:+.1f}{'' if m['kept'] else ' (set aside'}"
+                                + (f"; if kept {m['if_kept']['delta_points']:+.1f})" if "if_kept" in m
+                                   else "" if m["kept"] else ")")
                                 for m in r["methods"])
             minutes = sum(c["minutes"] for c in r["costs"] if c["phase"].startswith("learn-"))
             rows.append((seed, r["db_id"], f"{r['train']} / {r['heldout']}",
@@ -204,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
+    parser.add_argument("--measure-set-aside", action="store_true",
+                        help="also run the held-out questions with each method validation set aside (report only)")
     parser.add_argument("--label", default="", help="suffix of the results file and work folder names")
     parser.add_argument("--out", type=Path, default=None,
                         help="results file (default tests/benchmarks/results/learn-split-SPLIT[-LABEL].json)")
@@ -241,8 +253,9 @@ def main(argv: list[str] | None = None) -> int:
                      spares=spare_tasks(args.data, chosen), max_similarity=args.max_similarity,
                      max_steps=args.max_steps, concurrency=args.concurrency, planner=args.planner,
                      votes=args.votes, on_row=show,
-                     options=None if args.min_similarity is None else
-                     {"experience_options": {"min_similarity": args.min_similarity}})
+                     options={"measure_set_aside": args.measure_set_aside,
+                              **({} if args.min_similarity is None else
+                                 {"experience_options": {"min_similarity": args.min_similarity}})})
     finally:
         close = getattr(model, "close", None)
         if callable(close):
@@ -254,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
               "planner": args.planner, "votes": args.votes if args.planner == "draft" else None, "schema": schema,
               "concurrency": args.concurrency, "temperature": 0.0, "started": started,
               "experience_min_similarity": MIN_SIMILARITY if args.min_similarity is None else args.min_similarity,
-              "validation_min_gain": loop.MIN_GAIN, **result}
+              "validation_min_gain": loop.MIN_GAIN, "measure_set_aside": args.measure_set_aside, **result}
     out = args.out or RESULTS / f"learn-split-{args.split}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, default=str) + "\n")

@@ -152,6 +152,7 @@ def learn(
     concurrency: int = 1,
     planner: str = "react",
     votes: int = 5,
+    measure_set_aside: bool = False,
     on_event: Callable[[LearnEvent], None] | None = None,
 ) -> LearningReport:
     """Learn on the train split with `methods` and report held-out success before and after.
@@ -193,6 +194,10 @@ def learn(
             and pacing runs works: "react" (the loop alone) or, on a SQL environment, "draft" (`agentkit sql`'s
             default: the query drafted in one completion, `votes` drafts voting by their results, the loop
             repairing; `agentkit.sql.draft.SQLDraftPlanner`). The rl method plays its own episodes.
+        measure_set_aside: also run the held-out tasks with each method validation set aside (label
+            `set-aside-METHOD`: the kept methods and it), report only (`LearningReport.set_aside`): the agent that
+            goes on never uses it, so the held-out score says what the verdict cost or saved. One more held-out
+            evaluation per set-aside method.
         on_event: called with a `LearnEvent` as the run progresses.
     """
     if methods is not None:
@@ -249,6 +254,8 @@ def learn(
             why = validation_verdict(method, trial, without, ctx.trajectory_file(trial.label))
             if why is not None:
                 state["set_aside"][method] = why
+                if measure_set_aside:
+                    run.evaluate(f"set-aside-{method}", held_env, held, artefacts=[*kept, method])
                 run.repeat(label, last, why=why)
                 continue
             base = trial.label
@@ -525,6 +532,7 @@ class _Run:
             details=details, artefacts=artefacts, trajectories=files,
             validation_tasks=[t.id for t in check],
             validation=[scores[k] for k in ("validation-before", *(f"validation-{m}" for m in methods)) if k in scores],
+            set_aside=[scores[k] for k in (f"set-aside-{m}" for m in methods) if k in scores],
             flips=self.flips(scores, methods))
 
     def flips(self, scores: dict[str, Score], methods: list[str]) -> list[Flip]:

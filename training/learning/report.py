@@ -160,6 +160,7 @@ class LearningReport(BaseModel):
     after: Score
     evaluations: list[Score] = Field(default_factory=list)
     validation: list[Score] = Field(default_factory=list)  # validation-before, then validation-METHOD per check
+    set_aside: list[Score] = Field(default_factory=list)  # set-aside-METHOD: held-out with a set-aside method
     unseen_before: Score | None = None
     unseen_after: Score | None = None
     costs: list[PhaseCost] = Field(default_factory=list)
