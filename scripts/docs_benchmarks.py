@@ -67,7 +67,7 @@ _ERAS = {
         multiturn-c-serial sql-across-dev-s36 chinook-easy-serial clinic-serial sql-test-react-serial
         learn-split-dev experience-floor-dev experience-floor-dev-rail learn-split-dev-floor
         learn-split-dev-floor-adm from-runs-dev-hard-floor learn-split-dev-mingain experience-floor-dev-gate-insurance
-        experience-floor-dev-gate-mingain experience-floor-dev-gate-floor""",
+        experience-floor-dev-gate-mingain experience-floor-dev-gate-floor experience-floor-dev-07-decision""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -384,6 +384,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
             f"seed {seed} {r['db_id']} {r['before']['correct']}/{r['before']['tasks']} → "
             f"{r['after']['correct']}/{r['after']['tasks']} ("
             + ", ".join(f"{m['method']} {m['delta_points']:+.1f}{'' if m['kept'] else ' set aside'}"
+                        + (f" (if kept {m['if_kept']['correct']}/{m['if_kept']['tasks']}, "
+                           f"{m['if_kept']['delta_points']:+.1f})" if "if_kept" in m else "")
                         for m in r["methods"]) + ")"
             for seed, sd in data["seeds"].items() for r in sd["databases"])
         o = data["overall"]
