@@ -182,9 +182,8 @@ class ExperienceLearner(Learner):
     (every method's) and from this phase's own; OUT/experience.json. The phase ends after one pass over the
     train split (greedy runs of the same tasks would mostly repeat themselves), and its pass skips the tasks an
     earlier method's run already made an example of: placed after other methods, it spends its budget on the
-    questions they did not answer. A run is shown examples only when
-    its question is like a verified one (`Experience.min_similarity`), so validation judges the method on the runs
-    that were shown some (`acted`)."""
+    questions they did not answer. A run is shown examples only when its question is like a verified one
+    (`Experience.min_similarity`), so validation judges the method on the runs that were shown some (`acted`)."""
 
     name = "experience"
     record = EXPERIENCE.name
