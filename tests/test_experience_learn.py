@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from test_experience import build_train_db
 
-from agentkit.environments.base import succeeded
+from agentkit.environments.base import Task, succeeded
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.memory.experience import TITLE, Experience
 from agentkit.messages import Message, ToolCall
@@ -57,14 +57,21 @@ class ExamplesScript(FunctionModel):
         return Message.assistant(tool_calls=[ToolCall(name="confirm_answer", arguments={"sql": sql})])
 
 
-def test_experience_learned_from_train_runs_flips_heldout_tasks_and_the_report_says_by_which(
-        tmp_path: Path) -> None:
+def bakery(tmp_path: Path) -> tuple[SQLEnvironment, list[Task], list[Task], list[Task]]:
+    """A 20-question environment on one generated database, and `learn`'s split of it with seed 0: the learning
+    tasks, the validation tasks and the held-out tasks."""
     _, records = build_train_db(tmp_path / "sqlgen")
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("\n".join(json.dumps({**r, "db": str(tmp_path / "sqlgen" / r["db"])}) for r in records[:20]))
     env = SQLEnvironment(tasks=tasks, name="sql-bakery")
     train, held = split_tasks(env.tasks(), 0.3, 0)
     learning, check = validation_split(train, 0.25, 0)
+    return env, learning, check, held
+
+
+def test_experience_learned_from_train_runs_flips_heldout_tasks_and_the_report_says_by_which(
+        tmp_path: Path) -> None:
+    env, learning, check, held = bakery(tmp_path)
     assert len(held) == 6 and len(check) == 4 and len(learning) == 10
     model = ExamplesScript(env, {t.prompt for t in learning})
     out = tmp_path / "run"
@@ -147,12 +154,7 @@ def test_the_toolkits_limit_check_is_named_when_it_refused_a_query() -> None:
 
 
 def test_experience_after_another_method_plays_only_the_questions_no_verified_run_answered(tmp_path: Path) -> None:
-    _, records = build_train_db(tmp_path / "sqlgen")
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("\n".join(json.dumps({**r, "db": str(tmp_path / "sqlgen" / r["db"])}) for r in records[:20]))
-    env = SQLEnvironment(tasks=tasks, name="sql-bakery")
-    train, _ = split_tasks(env.tasks(), 0.3, 0)
-    learning, _ = validation_split(train, 0.25, 0)
+    env, learning, _, _ = bakery(tmp_path)
     known = {t.prompt for t in learning[:5]}
     model = ExamplesScript(env, known)
     out = tmp_path / "run"
