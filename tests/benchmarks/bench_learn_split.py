@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench_experience_threshold import flips
 from bench_from_runs import MAX_SIMILARITY, Plan, _pct, by_database, spare_tasks, with_spares
 from bench_sql_split import split_environment, wilson
 
@@ -73,11 +74,10 @@ def database_row(db: str, report: Any, plan: Plan) -> dict[str, Any]:
         row = {"method": method, "kept": "set_aside" not in details, "set_aside": details.get("set_aside"),
                "delta_points": round(100 * (later.success_rate - earlier.success_rate), 1), "after": later.successes}
         if method in measured:  # what the held-out score would have been had validation kept it (report only)
-            kept, was = measured[method], earlier.per_task
+            kept = measured[method]
             row["if_kept"] = {"correct": kept.successes, "tasks": kept.tasks,
                               "delta_points": round(100 * (kept.success_rate - earlier.success_rate), 1),
-                              "right": sorted(t for t, ok in kept.per_task.items() if ok and not was.get(t)),
-                              "wrong": sorted(t for t, ok in kept.per_task.items() if not ok and was.get(t))}
+                              **flips(earlier.per_task, kept.per_task)}
         methods.append(row)
     return {
         "db_id": db, "train": len(plan.afternoon), "heldout": len(plan.heldout),
