@@ -97,16 +97,10 @@ def recount(sql: str, dialect: str = "sqlite") -> tuple[str, str, str] | None:
     """(`sql` with its COUNT(*)s on the joined table's join column, that table, that column) when the outermost
     SELECT has exactly one LEFT JOIN, a GROUP BY and a COUNT(*) or COUNT(1), and its WHERE tests no column of the
     joined table for NULL; else None."""
-    if len(sql) > MAX_SQL_CHARS:
-        return None
-    import sqlglot
     from sqlglot import exp
 
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except Exception:
-        return None
-    if not isinstance(tree, exp.Select) or not tree.args.get("group"):
+    tree = _grouped_select(sql, dialect)
+    if tree is None:
         return None
     left = [j for j in tree.args.get("joins") or [] if str(j.side).upper() == "LEFT"]
     if len(left) != 1 or not isinstance(left[0].this, exp.Table):
@@ -160,17 +154,10 @@ def regroup(sql: str, dialect: str = "sqlite") -> tuple[str, str, str] | None:
     """(`sql` as a LEFT JOIN from its grouped table with its counts on the joined table's join column, the joined
     table, the grouped table) when the outermost SELECT counts over one inner join of two tables as the module
     says; else None."""
-    if len(sql) > MAX_SQL_CHARS:
-        return None
-    import sqlglot
     from sqlglot import exp
 
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except Exception:
-        return None
-    if not isinstance(tree, exp.Select) or not tree.args.get("group") or tree.args.get("having") \
-            or tree.args.get("limit"):
+    tree = _grouped_select(sql, dialect)
+    if tree is None or tree.args.get("having") or tree.args.get("limit"):
         return None
     joins = tree.args.get("joins") or []
     source = tree.args.get("from_") or tree.args.get("from")
@@ -212,29 +199,22 @@ def regroup(sql: str, dialect: str = "sqlite") -> tuple[str, str, str] | None:
     return tree.sql(dialect=dialect), child.name, parent.name
 
 
-def _find_gap(db: Database, sql: str, timeout_s: float) -> CountGap | DroppedGroups | None:
-    found = recount(sql, db.sqlglot_dialect)
-    if found is None:
-        return _dropped_groups(db, sql, timeout_s)
-    fixed, table, column = found
+def _grouped_select(sql: str, dialect: str) -> Any:
+    """The parsed `sql` when it is one SELECT with a GROUP BY and no longer than MAX_SQL_CHARS; else None."""
+    if len(sql) > MAX_SQL_CHARS:
+        return None
+    import sqlglot
+    from sqlglot import exp
+
     try:
-        before = db.query(sql, max_rows=MAX_ROWS, timeout_s=timeout_s)
-        after = db.query(fixed, max_rows=MAX_ROWS, timeout_s=timeout_s)
-    except QueryError:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:
         return None
-    if before.truncated or after.truncated or len(before.rows) != len(after.rows):
-        return None
-    changed = sum((Counter(map(repr, before.rows)) - Counter(map(repr, after.rows))).values())
-    if not changed:
-        return None
-    return CountGap(table, column, changed, len(before.rows), fixed)
+    return tree if isinstance(tree, exp.Select) and tree.args.get("group") else None
 
 
-def _dropped_groups(db: Database, sql: str, timeout_s: float) -> DroppedGroups | None:
-    found = regroup(sql, db.sqlglot_dialect)
-    if found is None:
-        return None
-    fixed, table, parent = found
+def _both(db: Database, sql: str, fixed: str, timeout_s: float) -> tuple[Counter[str], Counter[str]] | None:
+    """The result rows of `sql` and of `fixed` (as counts of their reprs), or None when either fails or is cut."""
     try:
         before = db.query(sql, max_rows=MAX_ROWS, timeout_s=timeout_s)
         after = db.query(fixed, max_rows=MAX_ROWS, timeout_s=timeout_s)
@@ -242,10 +222,30 @@ def _dropped_groups(db: Database, sql: str, timeout_s: float) -> DroppedGroups |
         return None
     if before.truncated or after.truncated:
         return None
-    kept, added = Counter(map(repr, before.rows)), Counter(map(repr, after.rows))
-    if kept - added or len(after.rows) <= len(before.rows):
+    return Counter(map(repr, before.rows)), Counter(map(repr, after.rows))
+
+
+def _find_gap(db: Database, sql: str, timeout_s: float) -> CountGap | DroppedGroups | None:
+    found = recount(sql, db.sqlglot_dialect)
+    if found is None:
+        return _dropped_groups(db, sql, timeout_s)
+    fixed, table, column = found
+    rows = _both(db, sql, fixed, timeout_s)
+    if rows is None or rows[0].total() != rows[1].total():
         return None
-    return DroppedGroups(table, parent, len(after.rows) - len(before.rows), len(before.rows), fixed)
+    changed = (rows[0] - rows[1]).total()
+    return CountGap(table, column, changed, rows[0].total(), fixed) if changed else None
+
+
+def _dropped_groups(db: Database, sql: str, timeout_s: float) -> DroppedGroups | None:
+    found = regroup(sql, db.sqlglot_dialect)
+    if found is None:
+        return None
+    fixed, table, parent = found
+    rows = _both(db, sql, fixed, timeout_s)
+    if rows is None or rows[0] - rows[1] or rows[1].total() <= rows[0].total():
+        return None
+    return DroppedGroups(table, parent, rows[1].total() - rows[0].total(), rows[0].total(), fixed)
 
 
 __all__ = ["CountGap", "DroppedGroups", "count_gap", "recount", "regroup"]
