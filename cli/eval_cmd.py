@@ -169,8 +169,8 @@ def register(app: typer.Typer) -> None:
                                         "compared by = that is also stored in another letter case "
                                         "(SchemaToolkit(check_case=True))"),
         check_count: bool = typer.Option(False, "--check-count", help="sql: the toolkit's optional check of a "
-                                         "per-group count over a join that counts rows with no match as 1 or "
-                                         "leaves them out (SchemaToolkit(check_count=True))"),
+                                         "COUNT(*) after a LEFT JOIN that counts rows with no match as 1 "
+                                         "(SchemaToolkit(check_count=True))"),
         max_steps: int = typer.Option(8, "--max-steps", min=1, help="Most act-loop model calls per task."),
         votes: int = typer.Option(1, "--votes", min=1, help="draft: drafts that vote by their results (1: greedy)."),
         max_tokens: int | None = typer.Option(None, "--max-tokens", help="Most tokens per model reply."),

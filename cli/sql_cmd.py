@@ -45,9 +45,9 @@ def register(app: typer.Typer) -> None:
                                         "database also stores in another letter case; the same query confirmed "
                                         "again runs (on by default)."),
         check_count: bool = typer.Option(False, "--check-count/--no-check-count", help="run_query notes, and "
-                                         "confirm_answer refuses once per query, a per-group count over a join "
-                                         "that counts rows with no match as 1 or leaves them out (shown "
-                                         "rewritten); the same query confirmed again runs."),
+                                         "confirm_answer refuses once per query, a COUNT(*) after a LEFT JOIN that "
+                                         "counts rows with no match as 1 (shown rewritten); the same query "
+                                         "confirmed again runs."),
     ) -> None:
         """Answer QUESTION over the database: draft the query, repair it while it fails and confirm the one
         the drafts agree on (default); with --planner react, write, check and confirm it with the tools; with

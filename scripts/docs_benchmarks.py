@@ -339,7 +339,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
         extras = (f", {data['votes']} votes" if (data.get("votes") or 1) > 1 else "") + \
             (", the toolkit's LIMIT check on" if data.get("check_limit") is True else "") + \
             (", the letter-case check on" if data.get("check_case") is True else "") + \
-            (", the count check on" if data.get("check_count") is True else "")
+            (", the count check on" if data.get("check_count") is True else "") + \
+            (f" ({data['check_count_note']})" if data.get("check_count_note") else "")
         after = (f" after each database's first {data['skip']}" if data.get("skip") else "") + \
             (", its spare questions included" if data.get("with_spares") else "")
         which = (f"every question whose gold SQL holds `{data['gold_has']}`{after}" if data.get("gold_has")

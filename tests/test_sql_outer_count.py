@@ -1,9 +1,7 @@
 """The count check (`agentkit.sql.outer_count`, `SchemaToolkit(check_count=True)`) on a real SQLite file where one
 brand has no bike: COUNT(*) after a LEFT JOIN found through aliases, bare table names, HAVING and ORDER BY, silent
 where every group has a match or the count is already on a column, a note in run_query, one refusal in
-confirm_answer, and a run where the model confirms the rewritten query after the refusal; a count over an inner
-join that leaves the bikeless brand out, written as a LEFT JOIN from either side, silent where it cannot tell, and
-a run that keeps the inner join when the question wants only brands with bikes."""
+confirm_answer, and a run where the model confirms the rewritten query after the refusal."""
 
 from __future__ import annotations
 
@@ -19,13 +17,12 @@ from agentkit.environments.sql import SQLEnvironment
 from agentkit.evaluation import run_episode
 from agentkit.sql import SchemaToolkit
 from agentkit.sql.connect import open_database
-from agentkit.sql.outer_count import MAX_SQL_CHARS, CountGap, DroppedGroups, count_gap, recount, regroup
+from agentkit.sql.outer_count import MAX_SQL_CHARS, count_gap, recount
 from agentkit.sql.toolkit import COUNT_GAP
 from agentkit.testing import ScriptedModel, call
 
 STAR = "SELECT b.name, COUNT(*) FROM brand AS b LEFT JOIN bike AS k ON k.brand_id = b.id GROUP BY b.id"
 FIXED = "SELECT b.name, COUNT(k.brand_id) FROM brand AS b LEFT JOIN bike AS k ON k.brand_id = b.id GROUP BY b.id"
-INNER = "SELECT b.name, COUNT(*) FROM brand AS b JOIN bike AS k ON k.brand_id = b.id GROUP BY b.id"
 
 
 @pytest.fixture()
@@ -72,7 +69,7 @@ def test_recount_leaves_what_it_cannot_read_as_one_outer_count(sql: str) -> None
 def test_count_gap_speaks_only_when_the_count_changes_the_result(shop: Path) -> None:
     db = open_database(shop)
     gap = count_gap(db, STAR)
-    assert isinstance(gap, CountGap) and (gap.table, gap.column, gap.changed, gap.rows) == ("bike", "k.brand_id", 1, 3)
+    assert gap is not None and (gap.table, gap.column, gap.changed, gap.rows) == ("bike", "k.brand_id", 1, 3)
     assert gap.fixed == FIXED and "counts a row with no bike as 1" in gap.render() and FIXED in gap.render()
     # every brand that is left has a bike: COUNT(*) is right there
     assert count_gap(db, STAR.replace("GROUP BY", "WHERE b.id < 3 GROUP BY")) is None
@@ -165,61 +162,3 @@ def test_the_offline_replay_counts_where_the_check_would_fire(shop: Path, tmp_pa
     assert (report["checked"], report["right"], report["fired_on_right"], report["fired_on_wrong"],
             report["rewrite_right_on_wrong"]) == (2, 1, 0, 1, 1)
     assert report["details"] == [{"task": "shop-1", "right": False, "rewrite_right": True, "changed_rows": 1}]
-
-
-def test_regroup_writes_a_count_over_an_inner_join_as_a_left_join_from_the_grouped_table() -> None:
-    assert regroup(INNER) == (FIXED, "bike", "brand")
-    # the grouped table written second, INNER spelled out, a count of the joined table's rows kept, ORDER BY kept
-    swapped = ("SELECT b.name, COUNT(DISTINCT k.model) FROM bike AS k INNER JOIN brand AS b ON k.brand_id = b.id "
-               "WHERE b.id > 0 GROUP BY b.name ORDER BY 2 DESC")
-    assert regroup(swapped) == ("SELECT b.name, COUNT(DISTINCT k.model) FROM brand AS b LEFT JOIN bike AS k ON "
-                                "k.brand_id = b.id WHERE b.id > 0 GROUP BY b.name ORDER BY 2 DESC", "bike", "brand")
-    bare = "SELECT brand.name, COUNT(1) FROM brand JOIN bike ON brand.id = bike.brand_id GROUP BY brand.name"
-    assert regroup(bare) == ("SELECT brand.name, COUNT(bike.brand_id) FROM brand LEFT JOIN bike ON brand.id = "
-                             "bike.brand_id GROUP BY brand.name", "bike", "brand")
-
-
-@pytest.mark.parametrize("sql", [
-    STAR,                                                                             # a LEFT JOIN: recount's
-    INNER.replace("GROUP BY b.id", "GROUP BY b.id HAVING COUNT(*) > 1"),              # HAVING decides the groups
-    INNER + " ORDER BY 2 DESC LIMIT 1",                                               # a superlative
-    INNER.replace("GROUP BY", "WHERE k.model = 'a1' GROUP BY"),                       # a filter on the joined table
-    INNER.replace("COUNT(*)", "COUNT(*), SUM(k.id)"),                                 # another aggregate
-    INNER.replace("COUNT(*)", "COUNT(b.id)"),                                         # counts the grouped table
-    INNER.replace("GROUP BY b.id", "GROUP BY b.id, k.model"),                         # groups by both tables
-    INNER.replace("GROUP BY b.id", "GROUP BY name"),                                  # unqualified: cannot tell
-    INNER.replace("k.brand_id = b.id", "k.brand_id = b.id AND k.id > 0"),             # more than one equality
-    INNER.replace("GROUP BY", "JOIN bike AS j ON j.brand_id = b.id GROUP BY"),        # two joins
-    "SELECT b.name FROM brand AS b JOIN bike AS k ON k.brand_id = b.id GROUP BY b.id",  # no count
-    INNER + " -- " + "x" * MAX_SQL_CHARS,                                             # too long to read
-])
-def test_regroup_leaves_what_it_cannot_read_as_one_count_over_one_inner_join(sql: str) -> None:
-    assert regroup(sql) is None
-
-
-def test_count_gap_says_what_an_inner_join_leaves_out_only_when_it_leaves_something_out(shop: Path) -> None:
-    db = open_database(shop)
-    gap = count_gap(db, INNER)
-    assert isinstance(gap, DroppedGroups) and (gap.table, gap.parent, gap.dropped, gap.rows) == ("bike", "brand", 1, 2)
-    assert gap.fixed == FIXED
-    assert gap.render() == ("`JOIN bike` leaves out 1 row for brand with no bike (the result has 2). That is right "
-                            "if the question wants only brand that has bike; if it wants every brand, with 0 where "
-                            f"there is none: {FIXED}")
-    # the brands that are left all have bikes
-    assert count_gap(db, INNER.replace("GROUP BY", "WHERE b.id < 3 GROUP BY")) is None
-
-
-def test_a_run_keeps_its_inner_join_when_the_question_wants_only_brands_with_bikes(shop: Path,
-                                                                                   tmp_path: Path) -> None:
-    """Refused once with both readings; the model confirms the same query again and the run is scored on it."""
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps({"id": "shop-1", "question": "For each brand that has bikes, how many has it?",
-                                 "sql": INNER, "db": str(shop)}) + "\n")
-    trajectory = confirm_twice(tasks, INNER, INNER, check_count=True)
-    refused = [m for m in trajectory.messages if m.role == "tool" and m.is_error]
-    assert len(refused) == 1 and "That is right if the question wants only brand" in refused[0].content
-    assert trajectory.rewards["execution"] == 1.0
-    tasks.write_text(json.dumps({"id": "shop-2", "question": "Each brand with how many bikes it has (0 when none)?",
-                                 "sql": FIXED, "db": str(shop)}) + "\n")
-    for check in (True, False):  # without the check, the inner join stands
-        assert (confirm_twice(tasks, INNER, FIXED, check_count=check).rewards["execution"] == 1.0) is check

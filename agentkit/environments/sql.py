@@ -182,8 +182,8 @@ class SQLEnvironment:
             recipe).
         check_limit: the toolkit's static LIMIT check (`SchemaToolkit(check_limit=True)`), off by default.
         check_case: the toolkit's letter-case check (`SchemaToolkit(check_case=True)`), off by default.
-        check_count: the toolkit's check of per-group counts over a join (`SchemaToolkit(check_count=True)`), off
-            by default.
+        check_count: the toolkit's check of COUNT(*) after a LEFT JOIN (`SchemaToolkit(check_count=True)`), off by
+            default.
     """
 
     def __init__(self, db: str | Path | Database | None = None, tasks: str | Path | Sequence[Any] | None = None,

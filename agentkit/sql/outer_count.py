@@ -1,24 +1,15 @@
-"""Per-group counts over a join that give a group with no match the wrong count, or leave it out.
+"""COUNT(*) over a LEFT JOIN, which counts a row with no match as 1.
 
-Two faults, both of a query that runs and whose result looks plausible:
+`SELECT b.name, COUNT(*) FROM brand AS b LEFT JOIN bike AS k ON k.brand_id = b.id GROUP BY b.id` gives a brand
+with no bike a count of 1: the LEFT JOIN keeps that brand as one row with NULL in bike's columns, and COUNT(*)
+counts rows. COUNT(k.brand_id) counts only matched rows, so the same brand gets 0. The query runs, and its
+result looks plausible.
 
-- COUNT(*) after a LEFT JOIN counts a row with no match as 1.
-  `SELECT b.name, COUNT(*) FROM brand AS b LEFT JOIN bike AS k ON k.brand_id = b.id GROUP BY b.id` gives a brand
-  with no bike a count of 1: the LEFT JOIN keeps that brand as one row with NULL in bike's columns, and COUNT(*)
-  counts rows. COUNT(k.brand_id) counts only matched rows, so the same brand gets 0.
-- A count over an inner join leaves out the groups with no match.
-  `SELECT b.name, COUNT(*) FROM brand AS b JOIN bike AS k ON k.brand_id = b.id GROUP BY b.id` has no row for a
-  brand with no bike. That is right when the question wants only brands that have bikes, and wrong when it wants
-  every brand (with 0 where there is none): only the question can tell, so the note says both.
-
-`count_gap` finds such a query and says so only when it matters. The first fault: the outermost SELECT has one
-LEFT JOIN and a GROUP BY, counts with COUNT(*) or COUNT(1), and does not keep only the unmatched rows
-(`WHERE k.id IS NULL`, where COUNT(*) counts exactly those). The second (`regroup`): the outermost SELECT joins two
-tables with one inner join on one equality, groups by columns of one of them, and counts, with no other aggregate,
-no HAVING, no LIMIT and no WHERE on the other table. Either query is written again (the count on the joined
-table's column from the join condition; for the second, as a LEFT JOIN from the grouped table), both are run,
-and a gap is reported only when the results differ: for the second, only when the rewrite keeps every row of the
-result and adds some (when every group has a match, the two agree).
+`count_gap` finds such a query and says so only when it matters: the outermost SELECT has one LEFT JOIN and
+a GROUP BY, counts with COUNT(*) or COUNT(1), and does not keep only the unmatched rows (`WHERE k.id IS NULL`, where
+COUNT(*) counts exactly those); the query is written again with each such count on the joined
+table's column from the join condition, both are run, and a gap is reported only when their results differ (when
+every group has a match, COUNT(*) is right).
 
     gap = count_gap(db, "SELECT b.name, COUNT(*) FROM brand AS b LEFT JOIN bike AS k ON k.brand_id = b.id "
                         "GROUP BY b.id")
@@ -64,28 +55,9 @@ class CountGap:
                 f"{self.fixed}")
 
 
-@dataclass(frozen=True)
-class DroppedGroups:
-    """A count over `JOIN table` grouped by `parent`'s columns that has no row for `dropped` groups with no match
-    (the result has `rows` rows); `fixed` is the query written as a LEFT JOIN from `parent`, which counts them as 0."""
-
-    table: str
-    parent: str
-    dropped: int
-    rows: int
-    fixed: str
-
-    def render(self) -> str:
-        """The gap as one line for the model: what the query leaves out, and both readings of the question."""
-        rows = f"{self.dropped} row{'s' if self.dropped != 1 else ''}"
-        return (f"`JOIN {self.table}` leaves out {rows} for {self.parent} with no {self.table} (the result has "
-                f"{self.rows}). That is right if the question wants only {self.parent} that has {self.table}; if "
-                f"it wants every {self.parent}, with 0 where there is none: {self.fixed}")
-
-
-def count_gap(db: Database, sql: str, *, timeout_s: float = 2.0) -> CountGap | DroppedGroups | None:
+def count_gap(db: Database, sql: str, *, timeout_s: float = 2.0) -> CountGap | None:
     """The gap of `sql` (see the module), or None when it has none or cannot be checked."""
-    cached: dict[str, CountGap | DroppedGroups | None] = db.cache.setdefault("count_gaps", {})
+    cached: dict[str, CountGap | None] = db.cache.setdefault("count_gaps", {})
     if sql not in cached:
         if len(cached) >= MAX_CACHED:
             cached.clear()
@@ -97,10 +69,16 @@ def recount(sql: str, dialect: str = "sqlite") -> tuple[str, str, str] | None:
     """(`sql` with its COUNT(*)s on the joined table's join column, that table, that column) when the outermost
     SELECT has exactly one LEFT JOIN, a GROUP BY and a COUNT(*) or COUNT(1), and its WHERE tests no column of the
     joined table for NULL; else None."""
+    if len(sql) > MAX_SQL_CHARS:
+        return None
+    import sqlglot
     from sqlglot import exp
 
-    tree = _grouped_select(sql, dialect)
-    if tree is None:
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:
+        return None
+    if not isinstance(tree, exp.Select) or not tree.args.get("group"):
         return None
     left = [j for j in tree.args.get("joins") or [] if str(j.side).upper() == "LEFT"]
     if len(left) != 1 or not isinstance(left[0].this, exp.Table):
@@ -150,102 +128,22 @@ def _outermost(node: Any, tree: Any) -> bool:
     return parent is tree
 
 
-def regroup(sql: str, dialect: str = "sqlite") -> tuple[str, str, str] | None:
-    """(`sql` as a LEFT JOIN from its grouped table with its counts on the joined table's join column, the joined
-    table, the grouped table) when the outermost SELECT counts over one inner join of two tables as the module
-    says; else None."""
-    from sqlglot import exp
-
-    tree = _grouped_select(sql, dialect)
-    if tree is None or tree.args.get("having") or tree.args.get("limit"):
+def _find_gap(db: Database, sql: str, timeout_s: float) -> CountGap | None:
+    found = recount(sql, db.sqlglot_dialect)
+    if found is None:
         return None
-    joins = tree.args.get("joins") or []
-    source = tree.args.get("from_") or tree.args.get("from")
-    if len(joins) != 1 or source is None or not isinstance(source.this, exp.Table) \
-            or not isinstance(joins[0].this, exp.Table) or joins[0].args.get("side") \
-            or str(joins[0].args.get("kind") or "INNER").upper() != "INNER":
-        return None
-    join, first, second = joins[0], source.this, joins[0].this
-    on = join.args.get("on")
-    if not isinstance(on, exp.EQ) or not all(isinstance(c, exp.Column) for c in (on.this, on.expression)):
-        return None
-    names = {first.alias_or_name.lower(), second.alias_or_name.lower()}
-    grouped = {c.table.lower() for e in tree.args["group"].expressions for c in e.find_all(exp.Column)}
-    if len(grouped) != 1 or not grouped <= names:
-        return None
-    parent, child = (first, second) if grouped == {first.alias_or_name.lower()} else (second, first)
-    child_name = child.alias_or_name.lower()
-    keys = [c for c in (on.this, on.expression) if c.table.lower() == child_name]
-    if len(keys) != 1 or {on.this.table.lower(), on.expression.table.lower()} != names:
-        return None
-    where = tree.args.get("where")
-    if where is not None and any(c.table.lower() != parent.alias_or_name.lower() for c in where.find_all(exp.Column)):
-        return None
-    outer = [n for n in tree.find_all(exp.AggFunc) if _outermost(n, tree)]
-    counts = [n for n in outer if isinstance(n, exp.Count)]
-    if not counts or len(counts) != len(outer):
-        return None
-    column = exp.column(keys[0].name, table=child.alias_or_name)
-    for count in counts:
-        if _counts_rows(count):
-            count.set("this", column.copy())
-        elif not all(c.table.lower() == child_name for c in count.find_all(exp.Column)):
-            return None
-    if parent is second:
-        source.set("this", second.copy())
-        join.set("this", first.copy())
-    join.set("kind", None)
-    join.set("side", "LEFT")
-    return tree.sql(dialect=dialect), child.name, parent.name
-
-
-def _grouped_select(sql: str, dialect: str) -> Any:
-    """The parsed `sql` when it is one SELECT with a GROUP BY and no longer than MAX_SQL_CHARS; else None."""
-    if len(sql) > MAX_SQL_CHARS:
-        return None
-    import sqlglot
-    from sqlglot import exp
-
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except Exception:
-        return None
-    return tree if isinstance(tree, exp.Select) and tree.args.get("group") else None
-
-
-def _both(db: Database, sql: str, fixed: str, timeout_s: float) -> tuple[Counter[str], Counter[str]] | None:
-    """The result rows of `sql` and of `fixed` (as counts of their reprs), or None when either fails or is cut."""
+    fixed, table, column = found
     try:
         before = db.query(sql, max_rows=MAX_ROWS, timeout_s=timeout_s)
         after = db.query(fixed, max_rows=MAX_ROWS, timeout_s=timeout_s)
     except QueryError:
         return None
-    if before.truncated or after.truncated:
+    if before.truncated or after.truncated or len(before.rows) != len(after.rows):
         return None
-    return Counter(map(repr, before.rows)), Counter(map(repr, after.rows))
-
-
-def _find_gap(db: Database, sql: str, timeout_s: float) -> CountGap | DroppedGroups | None:
-    found = recount(sql, db.sqlglot_dialect)
-    if found is None:
-        return _dropped_groups(db, sql, timeout_s)
-    fixed, table, column = found
-    rows = _both(db, sql, fixed, timeout_s)
-    if rows is None or rows[0].total() != rows[1].total():
+    changed = sum((Counter(map(repr, before.rows)) - Counter(map(repr, after.rows))).values())
+    if not changed:
         return None
-    changed = (rows[0] - rows[1]).total()
-    return CountGap(table, column, changed, rows[0].total(), fixed) if changed else None
+    return CountGap(table, column, changed, len(before.rows), fixed)
 
 
-def _dropped_groups(db: Database, sql: str, timeout_s: float) -> DroppedGroups | None:
-    found = regroup(sql, db.sqlglot_dialect)
-    if found is None:
-        return None
-    fixed, table, parent = found
-    rows = _both(db, sql, fixed, timeout_s)
-    if rows is None or rows[0] - rows[1] or rows[1].total() <= rows[0].total():
-        return None
-    return DroppedGroups(table, parent, rows[1].total() - rows[0].total(), rows[0].total(), fixed)
-
-
-__all__ = ["CountGap", "DroppedGroups", "count_gap", "recount", "regroup"]
+__all__ = ["CountGap", "count_gap", "recount"]

@@ -19,11 +19,9 @@ exist, `agentkit.sql.spellings`) leaves rows out, so run_query shows a note abov
 refuses such a query once, naming the spellings; confirming the same query again runs it.
 Why: docs/decisions.md#case-check
 
-A third (`check_count=True`; off by default): a per-group count over a join that miscounts or leaves out the groups
-with no match (COUNT(*) after a LEFT JOIN counts such a row as 1; a count over an inner join has no row for it,
-which only the question can say is right). When the query rewritten (`agentkit.sql.outer_count`) gives another
-result, run_query shows a note and confirm_answer refuses the query once, showing the rewrite; confirming the
-same query again runs it.
+A third (`check_count=True`; off by default): COUNT(*) after a LEFT JOIN counts a row with no match as 1; when
+counting the joined table's join column instead changes the result (`agentkit.sql.outer_count`), run_query shows
+a note and confirm_answer refuses the query once, showing it rewritten; confirming the same query again runs it.
 Why: docs/decisions.md#count-check
 """
 
@@ -153,8 +151,8 @@ class SchemaToolkit(Toolkit):
         check_limit: confirm_answer refuses, once per query, a LIMIT that cuts unordered rows (see the module).
         check_case: run_query notes, and confirm_answer refuses once per query, text compared by `=` that the
             database also stores in another letter case (see the module).
-        check_count: run_query notes, and confirm_answer refuses once per query, a per-group count over a join
-            that counts unmatched rows as 1 or leaves them out (see the module).
+        check_count: run_query notes, and confirm_answer refuses once per query, a COUNT(*) after a LEFT JOIN that
+            counts unmatched rows as 1 (see the module).
     """
 
     name = "sql"
@@ -212,8 +210,7 @@ class SchemaToolkit(Toolkit):
         return [gap.render() for gap in case_gaps(self.db, sql, timeout_s=self.timeout_s)]
 
     def count_note(self, sql: str) -> str | None:
-        """With `check_count`, the line saying how a per-group count over a join in `sql` miscounts or leaves
-        groups out (else None)."""
+        """With `check_count`, the line saying how a COUNT(*) after a LEFT JOIN in `sql` miscounts (else None)."""
         if not self.check_count:
             return None
         from agentkit.sql.outer_count import count_gap
