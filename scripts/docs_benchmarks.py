@@ -391,8 +391,10 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                         for m in r["methods"]) + ")"
             for seed, sd in data["seeds"].items() for r in sd["databases"])
         o = data["overall"]
-        return (f"`agentkit learn` per database (`bench_learn_split.py`): {data['train_per_db']} questions to learn "
-                f"from and {data['heldout_per_db']} held out per database, {data['budget_per_database']} each, "
+        fresh = (f" of the databases rebuilt with generator seed {data['generator_seed']} (questions the shipped "
+                 f"build lacks)" if data.get("generator_seed") is not None else "")
+        return (f"`agentkit learn` per database (`bench_learn_split.py`): {data['train_per_db']} questions{fresh} to "
+                f"learn from and {data['heldout_per_db']} held out per database, {data['budget_per_database']} each, "
                 f"methods {data['methods']}, {data['planner']} agent, worked examples at question cosine "
                 f"{data.get('experience_min_similarity', 0.0)} or more, {_validation_rule(data)}, "
                 f"{_model(stem, data['model'])}",

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_experience import build_train_db
 from test_learn_loop import LearningScript
 
@@ -90,6 +91,38 @@ def test_the_command_builds_the_split_and_writes_the_results_file(tmp_path: Path
     assert (row["train"], row["heldout"], row["before"]["tasks"]) == (4, 2, 2)
     assert row["spares"]["used"] == 0 and row["spares"]["available"] > 0  # the task file's own questions fill it
     assert (tmp_path / "data" / "learn-split" / "dev" / "seed0" / row["db_id"] / "summary.json").is_file()
+
+
+def test_with_a_generator_seed_it_learns_and_holds_out_only_questions_the_shipped_build_lacks(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    from agentkit.sql.taskgen import spare_questions
+    from agentkit.sql.taskgen.build import SEED, build_database
+    from agentkit.sql.taskgen.domains import ALL_DOMAINS
+
+    data = tmp_path / "fresh"
+    monkeypatch.setattr(agentkit.models, "resolve_model", lambda spec, **_: LearningScript(
+        [SQLEnvironment(tasks=data / "fresh.jsonl", name="sql-dev")]))
+    out = tmp_path / "learn-split.json"
+    assert main(["--split", "dev", "--dbs", "1", "--train", "4", "--heldout", "2", "--budget", "1ep", "--seeds", "0",
+                 "--methods", "skills", "--generator-seed", "11", "--data", str(data), "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["generator_seed"] == 11 and report["data_kind"] == "dev"
+    (row,) = report["seeds"]["0"]["databases"]
+    assert (row["train"], row["heldout"]) == (4, 2)
+    summary = json.loads((data / "learn-split" / "dev" / "seed0" / row["db_id"] / "summary.json").read_text())
+    used = set(summary["heldout_tasks"]) | set(summary["train_tasks"])
+    fresh = {r["id"]: r for r in map(json.loads, (data / "fresh.jsonl").read_text().splitlines())}
+    assert used <= set(fresh) and all(t.endswith("-g11") for t in used)
+    domain = next(d for d in ALL_DOMAINS if d.name == row["db_id"])
+    shipped = build_database(domain, tmp_path / "s0", seed=SEED).questions + spare_questions(domain, tmp_path / "s0")
+    assert not {fresh[t]["question"] for t in used} & {r["question"] for r in shipped}
+    assert not {fresh[t]["sql"] for t in used} & {r["sql"] for r in shipped}
+
+
+def test_a_generator_seed_on_the_test_split_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        main(["--split", "test", "--generator-seed", "11", "--data", str(tmp_path), "--seeds", "0"])
+    assert not (tmp_path / "fresh.jsonl").exists()
 
 
 def test_a_set_aside_method_measured_on_the_held_out_questions_is_reported_as_if_kept() -> None:

@@ -18,6 +18,11 @@ agent (react, `--max-steps` steps, the schema digest; or draft, `agentkit sql`'s
 CREATE TABLEs shown). The seed also picks `learn`'s validation share and the order of its train tasks. Worked
 examples are shown at question cosine `--min-similarity` or more (default: `Experience`'s, 0.8).
 
+With `--generator-seed N` the split's databases are rebuilt with generator seed N (`fresh_sql_questions.py`: the
+same schemas, other rows, another draw of questions, none a question or gold query of the shipped build) into
+`--data` (default bench-out/sqlgen-gN), and each database's fresh questions, task-file and spare together, are
+shuffled and split as above: questions nobody has run or read, to judge a rule written after reading dev failures.
+
 Reports, per seed and database: before and after, the change in points, each method's own change (the
 evaluation after it against the one before it) and whether it was kept, the held-out tasks that flipped with
 the artefacts their run was shown, minutes and tokens per phase; per seed, the databases pooled with Wilson 95 %
@@ -62,6 +67,16 @@ def plan_seed(groups: dict[str, list[Any]], db_ids: Sequence[str], seed: int, tr
         plans[db] = with_spares(frozen, spares.get(db, []), train, heldout, max_similarity=max_similarity,
                                 similarity=similarity)
     return plans
+
+
+def fresh_environment(split: str, generator_seed: int, data: Path, schema: str) -> Any:
+    """The environment over `split`'s fresh questions: its databases rebuilt into `data` with `generator_seed`
+    (`fresh_sql_questions.fresh_questions`, which refuses the test split and the shipped seed), task-file and
+    spare questions in one task file, `data/fresh.jsonl`."""
+    from fresh_sql_questions import fresh_questions
+
+    fresh_questions(split, generator_seed, data)
+    return split_environment(data, split, schema, tasks=data / "fresh.jsonl")
 
 
 def database_row(db: str, report: Any, plan: Plan) -> dict[str, Any]:
@@ -213,7 +228,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="question cosine below which a worked example is not shown (default: Experience's)")
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--concurrency", type=int, default=2)
-    parser.add_argument("--data", type=Path, default=Path("bench-out/sqlgen"), help="where the split is built")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="where the split is built (default bench-out/sqlgen, or bench-out/sqlgen-gN)")
+    parser.add_argument("--generator-seed", type=int, default=None,
+                        help="rebuild the split's databases with this generator seed and use their fresh questions")
     parser.add_argument("--measure-set-aside", action="store_true",
                         help="also run the held-out questions with each method validation set aside (report only)")
     parser.add_argument("--label", default="", help="suffix of the results file and work folder names")
@@ -230,9 +248,17 @@ def main(argv: list[str] | None = None) -> int:
     from agentkit.sql.taskgen import build_tasks
     from agentkit.training.learning import loop
 
-    build_tasks(args.data, splits=(args.split,))
     schema = args.schema or ("tables" if args.planner == "draft" else "digest")
-    env = split_environment(args.data, args.split, schema)
+    if args.generator_seed is None:
+        data = args.data or Path("bench-out/sqlgen")
+        build_tasks(data, splits=(args.split,))
+        env = split_environment(data, args.split, schema)
+    else:
+        data = args.data or Path(f"bench-out/sqlgen-g{args.generator_seed}")
+        try:
+            env = fresh_environment(args.split, args.generator_seed, data, schema)
+        except ValueError as exc:
+            parser.error(str(exc))
     groups = by_database(env.tasks())
     chosen = args.db_ids or list(groups)[:args.dbs]
     unknown = [d for d in chosen if d not in groups]
@@ -247,10 +273,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['after']['correct']}/{row['after']['tasks']} ({row['delta_points']:+.1f})", flush=True)
 
     try:
-        result = run(env, chosen, seeds, model, args.data / "learn-split" / f"{args.split}{suffix}",
+        result = run(env, chosen, seeds, model, data / "learn-split" / f"{args.split}{suffix}",
                      train=args.train, heldout=args.heldout, budget=args.budget,
                      methods=args.methods.split(",") if args.methods else None,
-                     spares=spare_tasks(args.data, chosen), max_similarity=args.max_similarity,
+                     spares={} if args.generator_seed is not None else spare_tasks(data, chosen),
+                     max_similarity=args.max_similarity,
                      max_steps=args.max_steps, concurrency=args.concurrency, planner=args.planner,
                      votes=args.votes, on_row=show,
                      options={"measure_set_aside": args.measure_set_aside,
@@ -262,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             close()
         env.close()
     report = {"benchmark": "learn-split", "split": args.split, "data_kind": args.split, "model": args.model,
+              "generator_seed": args.generator_seed,
               "budget_per_database": args.budget, "methods": args.methods or "learn's default",
               "train_per_db": args.train, "heldout_per_db": args.heldout, "max_steps": args.max_steps,
               "planner": args.planner, "votes": args.votes if args.planner == "draft" else None, "schema": schema,
