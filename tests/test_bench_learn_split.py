@@ -109,9 +109,11 @@ def test_with_a_generator_seed_it_learns_and_holds_out_only_questions_the_shippe
     assert report["generator_seed"] == 11 and report["data_kind"] == "dev"
     (row,) = report["seeds"]["0"]["databases"]
     assert (row["train"], row["heldout"]) == (4, 2)
+    fresh = {r["id"]: r for r in map(json.loads, (data / "fresh.jsonl").read_text().splitlines())}
+    pool = [r for r in fresh.values() if r["db_id"] == row["db_id"]]
+    assert row["spares"]["available"] == len(pool) - 2   # all but the held-out, filtered as spares are
     summary = json.loads((data / "learn-split" / "dev" / "seed0" / row["db_id"] / "summary.json").read_text())
     used = set(summary["heldout_tasks"]) | set(summary["train_tasks"])
-    fresh = {r["id"]: r for r in map(json.loads, (data / "fresh.jsonl").read_text().splitlines())}
     assert used <= set(fresh) and all(t.endswith("-g11") for t in used)
     domain = next(d for d in ALL_DOMAINS if d.name == row["db_id"])
     shipped = build_database(domain, tmp_path / "s0", seed=SEED).questions + spare_questions(domain, tmp_path / "s0")

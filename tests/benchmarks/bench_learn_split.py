@@ -21,7 +21,8 @@ examples are shown at question cosine `--min-similarity` or more (default: `Expe
 With `--generator-seed N` the split's databases are rebuilt with generator seed N (`fresh_sql_questions.py`: the
 same schemas, other rows, another draw of questions, none a question or gold query of the shipped build) into
 `--data` (default bench-out/sqlgen-gN), and each database's fresh questions, task-file and spare together, are
-shuffled and split as above: questions nobody has run or read, to judge a rule written after reading dev failures.
+shuffled, the last `--heldout` held out and the others filtered as spares are, up to `--train`: questions nobody
+has run or read, to judge a rule written after reading dev failures.
 
 Reports, per seed and database: before and after, the change in points, each method's own change (the
 evaluation after it against the one before it) and whether it was kept, the held-out tasks that flipped with
@@ -56,15 +57,21 @@ RESULTS = Path(__file__).parent / "results"
 
 def plan_seed(groups: dict[str, list[Any]], db_ids: Sequence[str], seed: int, train: int, heldout: int, *,
               spares: dict[str, list[Any]], max_similarity: float = MAX_SIMILARITY,
-              similarity: Callable[[list[str], list[str]], Any] | None = None) -> dict[str, Plan]:
+              similarity: Callable[[list[str], list[str]], Any] | None = None,
+              pool: bool = False) -> dict[str, Plan]:
     """Each database's learning side (`afternoon`) and held-out questions for `seed`: its task-file questions
     shuffled by `random.Random(f"{seed}:{db}")`, the last `heldout` held out, the rest then spares up to
-    `train`."""
+    `train`. `pool`: all of a database's questions are alike (a rebuild's fresh ones): shuffled the same way,
+    the last `heldout` held out, and every other one filtered as a spare is (no paraphrase of a held-out
+    question, no held-out gold query) up to `train`."""
     plans = {}
     for db in db_ids:
         frozen = list(groups[db])
         random.Random(f"{seed}:{db}").shuffle(frozen)
-        plans[db] = with_spares(frozen, spares.get(db, []), train, heldout, max_similarity=max_similarity,
+        rest = spares.get(db, [])
+        if pool:
+            frozen, rest = frozen[max(len(frozen) - heldout, 0):], frozen[:max(len(frozen) - heldout, 0)]
+        plans[db] = with_spares(frozen, rest, train, heldout, max_similarity=max_similarity,
                                 similarity=similarity)
     return plans
 
@@ -173,10 +180,10 @@ def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work:
         max_similarity: float = MAX_SIMILARITY, max_steps: int = 8, concurrency: int = 1, planner: str = "react",
         votes: int = 5, similarity: Callable[[list[str], list[str]], Any] | None = None,
         on_row: Callable[[int, dict[str, Any]], None] | None = None,
-        options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        options: Mapping[str, Any] | None = None, pool: bool = False) -> dict[str, Any]:
     """The benchmark: for every seed and database a `learn` run in WORK/seedS/DB (resumed when its state is
     there), then the rows, the pooled figures per seed and the figures over seeds. `options`: further keyword
-    arguments of `learn` (e.g. `train_temperature`)."""
+    arguments of `learn` (e.g. `train_temperature`); `pool`: as `plan_seed`'s."""
     from agentkit.environments.sql import SQLEnvironment
     from agentkit.training.learning import learn
 
@@ -184,7 +191,7 @@ def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work:
     out: dict[str, dict[str, Any]] = {}
     for seed in seeds:
         plans = plan_seed(groups, db_ids, seed, train, heldout, spares=spares, max_similarity=max_similarity,
-                          similarity=similarity)
+                          similarity=similarity, pool=pool)
         rows = []
         for db, plan in plans.items():
             folder = work / f"seed{seed}" / db
@@ -279,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                      spares={} if args.generator_seed is not None else spare_tasks(data, chosen),
                      max_similarity=args.max_similarity,
                      max_steps=args.max_steps, concurrency=args.concurrency, planner=args.planner,
-                     votes=args.votes, on_row=show,
+                     votes=args.votes, on_row=show, pool=args.generator_seed is not None,
                      options={"measure_set_aside": args.measure_set_aside,
                               **({} if args.min_similarity is None else
                                  {"experience_options": {"min_similarity": args.min_similarity}})})
