@@ -70,7 +70,8 @@ def plan_seed(groups: dict[str, list[Any]], db_ids: Sequence[str], seed: int, tr
         random.Random(f"{seed}:{db}").shuffle(frozen)
         rest = spares.get(db, [])
         if pool:
-            frozen, rest = frozen[max(len(frozen) - heldout, 0):], frozen[:max(len(frozen) - heldout, 0)]
+            cut = max(len(frozen) - heldout, 0)
+            frozen, rest = frozen[cut:], frozen[:cut]
         plans[db] = with_spares(frozen, rest, train, heldout, max_similarity=max_similarity,
                                 similarity=similarity)
     return plans
