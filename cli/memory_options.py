@@ -95,3 +95,19 @@ def memory_model(model: str, memory: Path | None) -> str:
         typer.echo(f"(the adapter in {memory} was trained on {trained}, not {model}: it is not used; "
                    f"--model {trained} runs it)", err=True)
     return chosen
+
+
+def note_planner(memory: Path | None, planner: str) -> None:
+    """A line on stderr when the learn run in `memory` acted with another planner than `planner` ("react" or
+    "draft"): what it kept was validated with that agent, not with this one."""
+    if memory is None:
+        return
+    from agentkit.memory.load import learned_planner
+
+    try:
+        learned = learned_planner(memory)
+    except ValueError as exc:
+        raise typer.BadParameter(f"--memory: {exc}") from exc
+    if learned is not None and learned.split(":")[0] != planner:
+        typer.echo(f"(what {memory} kept was validated with --planner {learned.split(':')[0]}, not {planner}: "
+                   f"--planner {learned.split(':')[0]} runs it as it was judged)", err=True)

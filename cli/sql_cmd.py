@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from agentkit.cli.memory_options import MEMORY_OPTION, learned_extensions, memory_model
+from agentkit.cli.memory_options import MEMORY_OPTION, learned_extensions, memory_model, note_planner
 
 OBSERVATION_LINES = 12
 
@@ -64,6 +64,7 @@ def register(app: typer.Typer) -> None:
         if schema is not None and schema not in SCHEMA_MODES:  # sql_agent picks the default for the planner
             raise typer.BadParameter(f"--schema must be one of {', '.join(SCHEMA_MODES)}, not {schema!r}")
         extensions = learned_extensions(memory)  # what a learn run kept, opened before the database
+        note_planner(memory, planner)
 
         try:
             kit = SchemaToolkit(db, embed=_embedder() if embed else None, max_rows=max_rows, timeout_s=timeout,

@@ -168,6 +168,15 @@ def trained_model(folder: str | os.PathLike[str]) -> str | None:
     return model if isinstance(model, str) else None
 
 
+def learned_planner(folder: str | os.PathLike[str]) -> str | None:
+    """How the agent acted in the learn run in `folder` (its summary's `planner`: "react", or "draft:VOTES" for
+    the SQL draft planner with that many votes), or None where its summary does not say (no summary, or one
+    written before the planner was recorded). What the run kept was validated with that agent only."""
+    summary = _summary(Path(folder))
+    planner = None if summary is None else summary.get("planner")
+    return planner if isinstance(planner, str) else None
+
+
 def memory_model(model: str, folder: str | os.PathLike[str]) -> str:
     """`model` with the learn run's adapter when the run kept one and trained this very model (the `model`
     of its summary; "local:NAME" becomes "local:NAME+FOLDER/adapter"); else `model` unchanged."""

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from agentkit.cli.main import app
 from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS, SQLEnvironment
+from agentkit.memory.load import learned_planner
 from agentkit.memory.prompts import ANALYST_SYSTEM, NOTES_TITLE
 from agentkit.messages import Message, ToolCall
 from agentkit.skills.prompts import DISTILL_SYSTEM
@@ -649,6 +652,16 @@ def test_the_draft_planner_acts_in_evaluations_and_learning_and_a_resume_must_na
     runs = _read(tmp_path / "run" / "trajectories" / "heldout-before.jsonl")
     assert runs and all(t.planner == "draft" and t.turns[0].phase == "draft" for t in runs)
     assert set(drafted) == set(gold)  # every question, train and held-out, was drafted
+    assert report.planner == "draft:1" and learned_planner(tmp_path / "run") == "draft:1"
+    # `agentkit sql --memory` says so when it acts with another planner than the one that judged the memory
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([f"```sql\n{gold[records[5]['question']]}\n```"] * 2))  # the example-picking
+    for planner in ("draft", "react"):  # guess, then the draft; the line comes before the run (react's then fails)
+        answer = CliRunner().invoke(app, ["sql", records[5]["question"], "--db", str(CLINIC_DB), "--memory",
+                                          str(tmp_path / "run"), "--model", f"script:{script}", "--planner", planner,
+                                          "--votes", "1", "--no-embed"])
+        said = "validated with --planner draft, not react: --planner draft runs it" in " ".join(answer.stderr.split())
+        assert said is (planner == "react") and (answer.exit_code == 0) is (planner == "draft"), answer.output
     with pytest.raises(ValueError, match="different planner"):
         learn(env, model, budget="5ep", methods=("experience",), out=tmp_path / "run", seed=0, heldout=held,
               validation=0, planner="react", resume=True)

@@ -519,7 +519,7 @@ class _Run:
         order = ["before", *(f"after-{m}" for m in methods)]
         return LearningReport(
             environment=config["environment"], model=config["model"], methods=methods, seed=config["seed"],
-            budget_minutes=budget.minutes, budget_episodes=budget.episodes,
+            planner=config["planner"], budget_minutes=budget.minutes, budget_episodes=budget.episodes,
             train_tasks=[t.id for t in train], heldout_tasks=[t.id for t in held],
             before=scores["before"], after=scores[f"after-{methods[-1]}"],
             evaluations=[scores[k] for k in order[1:]],

@@ -151,6 +151,7 @@ class LearningReport(BaseModel):
     model: str
     methods: list[str]
     seed: int
+    planner: str = "react"  # how the agent acted in every evaluation: "react", or "draft:VOTES" (`learn(planner=)`)
     budget_minutes: float | None = None
     budget_episodes: int | None = None
     train_tasks: list[str]
