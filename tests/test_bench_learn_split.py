@@ -43,7 +43,7 @@ def test_each_database_learns_from_its_own_questions_and_is_measured_on_the_rest
 
     seen: list[tuple[int, str]] = []
     result = run(env, [db], [0, 1], LearningScript([env]), tmp_path / "work", train=6, heldout=3, budget="6ep",
-                 methods=("skills",), spares={}, max_steps=3, options=LEARN,
+                 methods=("skills",), spares={}, max_steps=3, options=LEARN, rows=tmp_path / "rows.jsonl",
                  on_row=lambda seed, row: seen.append((seed, row["db_id"])))
     assert seen == [(0, db), (1, db)]
     for seed in ("0", "1"):
@@ -71,6 +71,18 @@ def test_each_database_learns_from_its_own_questions_and_is_measured_on_the_rest
     again = run(env, [db], [0, 1], FunctionModel(never, name="learning-script"), tmp_path / "work", train=6,
                 heldout=3, budget="6ep", methods=("skills",), spares={}, max_steps=3, options=LEARN)
     assert again == result
+    # the rows file alone carries the finished runs to a machine without WORK; other settings run again
+    kept = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert [(k["seed"], k["db_id"]) for k in kept] == [(0, db), (1, db)]
+    with (tmp_path / "rows.jsonl").open("a") as handle:
+        handle.write('{"key": "cut sh')  # a write cut short is skipped
+    elsewhere = run(env, [db], [0, 1], FunctionModel(never, name="learning-script"), tmp_path / "elsewhere",
+                    train=6, heldout=3, budget="6ep", methods=("skills",), spares={}, max_steps=3, options=LEARN,
+                    rows=tmp_path / "rows.jsonl")
+    assert elsewhere == result and not (tmp_path / "elsewhere").exists()
+    with pytest.raises(AssertionError, match="ran the model again"):
+        run(env, [db], [0], FunctionModel(never, name="learning-script"), tmp_path / "other", train=6, heldout=3,
+            budget="5ep", methods=("skills",), spares={}, max_steps=3, options=LEARN, rows=tmp_path / "rows.jsonl")
     env.close()
 
 

@@ -30,7 +30,9 @@ the artefacts their run was shown, minutes and tokens per phase; per seed, the d
 intervals; over seeds, the mean change and its range. With `--measure-set-aside`, each method validation set
 aside also runs on the held-out questions (`if_kept` in its row: the score, the change and the questions it
 would have turned right and wrong), report only. Each (seed, database) runs in WORK/seedS/DB and resumes
-there: a finished one is read back, an unfinished one continued. Writes `--out` (default
+there: a finished one is read back, an unfinished one continued. With `--rows FILE` each finished row is also
+appended to FILE under a key of its seed, database, question ids and settings, and a row found there is not run
+again: a small file that carries a long run across machines whose WORK is not kept. Writes `--out` (default
 tests/benchmarks/results/learn-split-SPLIT[-LABEL].json, with the split's kind as "data_kind"): test figures are
 for reporting only, and a test run's trajectories are not to be read.
 """
@@ -38,6 +40,7 @@ for reporting only, and a test run's trajectories are not to be read.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -176,25 +179,59 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def row_key(seed: int, db: str, plan: Plan, settings: Mapping[str, Any]) -> str:
+    """The key a finished row is kept under in a `--rows` file: a hash of the seed, the database, its learning and
+    held-out question ids in order, and the run's settings (as JSON)."""
+    blob = json.dumps({"seed": seed, "db": db, "afternoon": [t.id for t in plan.afternoon],
+                       "heldout": [t.id for t in plan.heldout], "settings": settings}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def kept_rows(path: Path | None) -> dict[str, dict[str, Any]]:
+    """The rows of a `--rows` file by key; a line that is not a whole row (a write cut short) is skipped."""
+    if path is None or not path.is_file():
+        return {}
+    found = {}
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("key"), str) and isinstance(entry.get("row"), dict):
+            found[entry["key"]] = entry["row"]
+    return found
+
+
 def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work: Path, *, train: int,
         heldout: int, budget: str, methods: Sequence[str] | None, spares: dict[str, list[Any]],
         max_similarity: float = MAX_SIMILARITY, max_steps: int = 8, concurrency: int = 1, planner: str = "react",
         votes: int = 5, similarity: Callable[[list[str], list[str]], Any] | None = None,
         on_row: Callable[[int, dict[str, Any]], None] | None = None,
-        options: Mapping[str, Any] | None = None, pool: bool = False) -> dict[str, Any]:
+        options: Mapping[str, Any] | None = None, pool: bool = False, rows: Path | None = None) -> dict[str, Any]:
     """The benchmark: for every seed and database a `learn` run in WORK/seedS/DB (resumed when its state is
     there), then the rows, the pooled figures per seed and the figures over seeds. `options`: further keyword
-    arguments of `learn` (e.g. `train_temperature`); `pool`: as `plan_seed`'s."""
+    arguments of `learn` (e.g. `train_temperature`); `pool`: as `plan_seed`'s; `rows`: a file of finished rows,
+    read first (a row kept there under the same `row_key` is not run again) and appended to after each run."""
     from agentkit.environments.sql import SQLEnvironment
     from agentkit.training.learning import learn
 
     groups = by_database(env.tasks())
+    settings = {"model": model.name, "budget": budget,
+                "methods": None if methods is None else list(methods), "max_steps": max_steps,
+                "planner": planner, "votes": votes, "options": dict(options or {})}
+    finished = kept_rows(rows)
     out: dict[str, dict[str, Any]] = {}
     for seed in seeds:
         plans = plan_seed(groups, db_ids, seed, train, heldout, spares=spares, max_similarity=max_similarity,
                           similarity=similarity, pool=pool)
-        rows = []
+        seed_rows: list[dict[str, Any]] = []
         for db, plan in plans.items():
+            key = row_key(seed, db, plan, settings)
+            if key in finished:
+                seed_rows.append(finished[key])
+                if on_row is not None:
+                    on_row(seed, seed_rows[-1])
+                continue
             folder = work / f"seed{seed}" / db
             common = {"schema": env.schema, "check_limit": env.check_limit, "check_case": env.check_case,
                       "check_count": env.check_count}
@@ -207,10 +244,14 @@ def run(env: Any, db_ids: Sequence[str], seeds: Sequence[int], model: Any, work:
             finally:
                 learning.close()
                 held.close()
-            rows.append(database_row(db, report, plan))
+            seed_rows.append(database_row(db, report, plan))
+            if rows is not None:
+                rows.parent.mkdir(parents=True, exist_ok=True)
+                with rows.open("a") as handle:
+                    handle.write(json.dumps({"key": key, "seed": seed, "db_id": db, "row": seed_rows[-1]}) + "\n")
             if on_row is not None:
-                on_row(seed, rows[-1])
-        out[str(seed)] = {"databases": rows, "overall": pooled(rows)}
+                on_row(seed, seed_rows[-1])
+        out[str(seed)] = {"databases": seed_rows, "overall": pooled(seed_rows)}
     return {"seeds": out, "overall": over_seeds(out)}
 
 
@@ -243,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--measure-set-aside", action="store_true",
                         help="also run the held-out questions with each method validation set aside (report only)")
     parser.add_argument("--label", default="", help="suffix of the results file and work folder names")
+    parser.add_argument("--rows", type=Path, default=None,
+                        help="keep each finished row in this file too, and read finished rows back from it")
     parser.add_argument("--out", type=Path, default=None,
                         help="results file (default tests/benchmarks/results/learn-split-SPLIT[-LABEL].json)")
     args = parser.parse_args(argv)
@@ -287,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                      spares={} if args.generator_seed is not None else spare_tasks(data, chosen),
                      max_similarity=args.max_similarity,
                      max_steps=args.max_steps, concurrency=args.concurrency, planner=args.planner,
-                     votes=args.votes, on_row=show, pool=args.generator_seed is not None,
+                     votes=args.votes, on_row=show, pool=args.generator_seed is not None, rows=args.rows,
                      options={"measure_set_aside": args.measure_set_aside,
                               **({} if args.min_similarity is None else
                                  {"experience_options": {"min_similarity": args.min_similarity}})})
