@@ -86,8 +86,9 @@ def register(app: typer.Typer) -> None:
         budget: str = typer.Option("45m", "--budget", help="Learning budget: 45m, 90s, 1.5h, 200ep or 45m,200ep."),
         method: str | None = typer.Option(None, "--method", help="Comma-separated: skills, notes, experience, checks, "
                                           "repairs, pacing, rl (run in the order given). Default: "
-                                          "skills,notes,checks,pacing, then rl for a local torch model (on llama.cpp, "
-                                          "name rl to run it); with --from-runs: experience,notes."),
+                                          "skills,notes,checks,pacing, then experience for --env sql, then rl for a "
+                                          "local torch model (on llama.cpp, name rl to run it); with --from-runs: "
+                                          "experience,notes."),
         out: Path = typer.Option(..., "--out", help="Run folder: artefacts, trajectories, report, state."),
         from_runs: list[Path] | None = typer.Option(None, "--from-runs", help="Learn from the rated runs of this "
                                                     "JSONL log instead (repeatable; no task file, no gold, no "

@@ -59,7 +59,8 @@ def test_learn_by_default_leaves_out_rl_for_a_model_it_cannot_train_and_says_so(
     result = runner.invoke(app, [*base, "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "rl left out" in result.output
-    assert json.loads((out / "summary.json").read_text())["methods"] == ["skills", "notes", "checks", "pacing"]
+    assert json.loads((out / "summary.json").read_text())["methods"] == ["skills", "notes", "checks", "pacing",
+                                                                         "experience"]
     # Asked for by name, rl on such a model is refused before anything runs (no evaluation spent first).
     refused = runner.invoke(app, [*base, "--method", "skills,rl", "--out", str(tmp_path / "rl")])
     assert refused.exit_code == 1 and "needs a local model" in refused.output

@@ -112,6 +112,17 @@ def test_split_is_seeded_disjoint_and_complete() -> None:
     assert [t.id for t in split_tasks(tasks, 0.3, seed=2)[1]] != [t.id for t in held]
 
 
+def test_the_default_methods_add_experience_on_sql_only_and_keep_rl_last() -> None:
+    from agentkit.environments.tooluse import ToolUseEnvironment
+    from agentkit.training.learning.methods import default_methods
+
+    sql, tools = clinic(4), ToolUseEnvironment.sample()
+    assert default_methods(sql, rl=False) == ["skills", "notes", "checks", "pacing", "experience"]
+    assert default_methods(sql, rl=True) == ["skills", "notes", "checks", "pacing", "experience", "rl"]
+    assert default_methods(tools, rl=False) == ["skills", "notes", "checks", "pacing"]
+    assert default_methods(tools, rl=True) == ["skills", "notes", "checks", "pacing", "rl"]
+
+
 def test_learned_skills_and_notes_reach_heldout_and_the_split_is_honest(tmp_path: Path) -> None:
     env = clinic(10)
     records = [json.loads(line) for line in CLINIC_TASKS.read_text().splitlines()]

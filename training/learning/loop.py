@@ -46,12 +46,12 @@ from agentkit.memory.shape_checks import ShapeChecks
 from agentkit.models import resolve_model
 from agentkit.models.protocol import GenerationSettings, Model
 from agentkit.training.learning.methods import (
-    DEFAULT_METHODS,
     METHODS,
     LearnContext,
     MeteredModel,
     NotesAnalyst,
     RLLearner,
+    default_methods,
     frozen_copy,
     learner_class,
     make_learner,
@@ -164,8 +164,9 @@ def learn(
             the adapter set on llama.cpp after every step.
         budget: learning budget, e.g. "45m", "200ep", "45m,200ep" (evaluations are not counted).
         methods: any of METHODS ("skills", "notes", "checks", "repairs", "pacing", "rl"), run in the order
-            given; default: DEFAULT_METHODS, skills, notes, checks and pacing, then rl for a local torch model
-            (on llama.cpp rl runs only when named: see `rl_by_default`).
+            given; default: `default_methods`, skills, notes, checks and pacing, then experience on a SQL
+            environment, then rl for a local torch model (on llama.cpp rl runs only when named: see
+            `rl_by_default`).
         out: the run folder (artefacts, trajectories, report.html, learning_curve.png, summary.json, state.json).
         seed: seeds the split and the order of train tasks (and the RL run).
         heldout: task ids of `env` to hold out, or a separate environment of held-out tasks; default: a
@@ -215,7 +216,7 @@ def learn(
     train, check = validation_split(train, validation, seed)
     meter = MeteredModel(resolve_model(model, parallel=concurrency))
     if methods is None:
-        methods = [m for m in DEFAULT_METHODS if m != "rl" or rl_by_default(meter.inner)]
+        methods = default_methods(env, rl_by_default(meter.inner))
     elif "rl" in methods and (problem := untrainable(meter.inner)):
         raise ValueError(problem)  # before any evaluation, not after the other methods have run
     config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,

@@ -31,6 +31,7 @@ from typing import Any
 
 from agentkit.agent import Agent
 from agentkit.environments.base import Environment, Task, succeeded
+from agentkit.environments.sql import SQLEnvironment
 from agentkit.loop.extensions import Instructions
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.memory.pacing import Pacing
@@ -63,8 +64,19 @@ from agentkit.trajectory import Trajectory, read_jsonl
 
 METHODS = ("skills", "notes", "experience", "checks", "repairs", "pacing", "rl")
 DEFAULT_METHODS = ("skills", "notes", "checks", "pacing", "rl")
-"""What `learn` runs when no methods are named (rl only for a local torch model: `rl_by_default`); repairs and
-experience are opt-in (why: docs/decisions.md#repairs, docs/decisions.md#experience)."""
+"""What `learn` runs when no methods are named (rl only for a local torch model: `rl_by_default`), on a SQL
+environment with experience before rl (`default_methods`); repairs are opt-in (why: docs/decisions.md#repairs,
+docs/decisions.md#experience)."""
+
+
+def default_methods(env: Environment, rl: bool) -> list[str]:
+    """The methods `learn` runs when none are named: DEFAULT_METHODS, without rl unless `rl` (a model it can
+    train); on a `SQLEnvironment` experience comes after the context methods, so it admits their verified runs
+    first, and before rl, which stays last."""
+    methods = [m for m in DEFAULT_METHODS if m != "rl"]
+    if isinstance(env, SQLEnvironment):
+        methods.append("experience")
+    return [*methods, "rl"] if rl else methods
 
 
 class SkillsLearner(Learner):
@@ -424,6 +436,6 @@ def make_learner(method: str, ctx: LearnContext, progress: dict[str, Any], *, re
 
 __all__ = ["DEFAULT_METHODS", "METHODS", "ChecksLearner", "ExperienceLearner", "FittedLearner", "LearnContext",
            "Learner", "MeteredModel", "NotesAnalyst", "NotesLearner", "PacingLearner", "RLLearner", "RepairsLearner",
-           "SkillsLearner", "default_rl_config", "frozen_copy", "learner_class", "make_learner", "notes_analyst",
-           "open_notes", "open_skills", "reference_calls", "rl_by_default", "run_batch", "save_trajectories",
-           "skills_settings", "untrainable", "use_adapter"]
+           "SkillsLearner", "default_methods", "default_rl_config", "frozen_copy", "learner_class", "make_learner",
+           "notes_analyst", "open_notes", "open_skills", "reference_calls", "rl_by_default", "run_batch",
+           "save_trajectories", "skills_settings", "untrainable", "use_adapter"]
