@@ -63,20 +63,17 @@ from agentkit.training.learning.rl_method import (
 from agentkit.trajectory import Trajectory, read_jsonl
 
 METHODS = ("skills", "notes", "experience", "checks", "repairs", "pacing", "rl")
-DEFAULT_METHODS = ("skills", "notes", "checks", "pacing", "rl")
-"""What `learn` runs when no methods are named (rl only for a local torch model: `rl_by_default`), on a SQL
-environment with experience before rl (`default_methods`); repairs are opt-in (why: docs/decisions.md#repairs,
-docs/decisions.md#experience)."""
+DEFAULT_METHODS = ("skills", "notes", "checks", "pacing", "experience", "rl")
+"""What `learn` runs when no methods are named, in this order (`default_methods`): experience only on a SQL
+environment, after the context methods whose verified runs it admits; rl only for a local torch model
+(`rl_by_default`), last. Repairs are opt-in (why: docs/decisions.md#repairs, docs/decisions.md#experience)."""
 
 
 def default_methods(env: Environment, rl: bool) -> list[str]:
-    """The methods `learn` runs when none are named: DEFAULT_METHODS, without rl unless `rl` (a model it can
-    train); on a `SQLEnvironment` experience comes after the context methods, so it admits their verified runs
-    first, and before rl, which stays last."""
-    methods = [m for m in DEFAULT_METHODS if m != "rl"]
-    if isinstance(env, SQLEnvironment):
-        methods.append("experience")
-    return [*methods, "rl"] if rl else methods
+    """DEFAULT_METHODS for `env`: experience only on a `SQLEnvironment`, rl only when `rl` (a model `learn` can
+    train)."""
+    sql = isinstance(env, SQLEnvironment)
+    return [m for m in DEFAULT_METHODS if (m != "experience" or sql) and (m != "rl" or rl)]
 
 
 class SkillsLearner(Learner):
