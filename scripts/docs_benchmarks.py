@@ -68,7 +68,7 @@ _ERAS = {
         learn-split-dev experience-floor-dev experience-floor-dev-rail learn-split-dev-floor
         learn-split-dev-floor-adm from-runs-dev-hard-floor learn-split-dev-mingain experience-floor-dev-gate-insurance
         experience-floor-dev-gate-mingain experience-floor-dev-gate-floor experience-floor-dev-07-decision
-        learn-split-dev-last learn-split-dev-g11-experience""",
+        learn-split-dev-last learn-split-dev-g11-experience learn-split-test-default""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
