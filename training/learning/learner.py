@@ -120,8 +120,8 @@ class LearnContext:
         return task
 
     def next_tasks(self, progress: dict[str, Any], n: int, *, skip: Set[str] = frozenset()) -> list[Task]:
-        """The next `n` train tasks (at most the split's size), each once, passing over the ids in `skip`
-        (within one pass over the split; when every task is skipped, the next ones regardless)."""
+        """The next `n` train tasks (at most the split's size), each once, passing over the ids in `skip`; fewer
+        when one pass over the split finds fewer."""
         tasks: dict[str, Task] = {}
         for _ in range(len(self.train)):
             if len(tasks) >= min(n, len(self.train)):
@@ -129,8 +129,6 @@ class LearnContext:
             task = self.next_task(progress)
             if task.id not in skip:
                 tasks[task.id] = task
-        if not tasks:
-            return self.next_tasks(progress, n)
         return list(tasks.values())
 
 
