@@ -521,6 +521,21 @@ def test_pacing_learned_from_train_runs_ends_heldout_loops(tmp_path: Path) -> No
     assert all("pacing" not in t.extras for t in learning_runs)  # train episodes run without the limits
 
 
+def test_a_fitted_method_plays_the_train_tasks_an_earlier_one_has_not(tmp_path: Path) -> None:
+    """checks, then pacing, two bare episodes a step: pacing plays the train tasks checks left, never one again,
+    and stops when the run holds a trajectory of every train task."""
+    env = clinic(10)
+    train, _ = split_tasks(env.tasks(), 0.3, seed=0)
+    report = learn(env, LoopingScript(env, set()), budget="8ep", methods=("checks", "pacing"), out=tmp_path / "run",
+                   seed=0, max_steps=5, concurrency=2)
+    checks = {t.task_id for t in _read(tmp_path / "run" / "trajectories" / "train-checks.jsonl")}
+    pacing = [t.task_id for t in _read(tmp_path / "run" / "trajectories" / "train-pacing.jsonl")]
+    assert len(checks) == 4 and not checks & set(pacing) and len(set(pacing)) == len(pacing)
+    assert checks | set(pacing) == {t.id for t in train}
+    costs = {c.phase: c for c in report.costs}
+    assert (costs["learn-checks"].episodes, costs["learn-pacing"].episodes) == (4, len(train) - 4)
+
+
 def test_validation_is_a_seeded_share_of_train_and_off_when_too_small() -> None:
     tasks = clinic(26).tasks()
     learning, check = validation_split(tasks, 0.25, seed=3)

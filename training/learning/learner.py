@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,10 +119,17 @@ class LearnContext:
         progress["cursor"] = progress.get("cursor", 0) + 1
         return task
 
-    def next_tasks(self, progress: dict[str, Any], n: int) -> list[Task]:
-        """The next `n` train tasks (at most the split's size), each once."""
-        tasks = [self.next_task(progress) for _ in range(min(n, len(self.train)))]
-        return list({t.id: t for t in tasks}.values())
+    def next_tasks(self, progress: dict[str, Any], n: int, *, skip: Set[str] = frozenset()) -> list[Task]:
+        """The next `n` train tasks (at most the split's size), each once, passing over the ids in `skip`; fewer
+        when one pass over the split finds fewer."""
+        tasks: dict[str, Task] = {}
+        for _ in range(len(self.train)):
+            if len(tasks) >= min(n, len(self.train)):
+                break
+            task = self.next_task(progress)
+            if task.id not in skip:
+                tasks[task.id] = task
+        return list(tasks.values())
 
 
 def skills_settings(options: dict[str, Any], *, learning: bool) -> dict[str, Any]:

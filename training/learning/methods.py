@@ -284,7 +284,8 @@ class ExperienceLearner(Learner):
 
 class FittedLearner(Learner):
     """A method fitted from the run's train trajectories (every method's, read once), then from bare train
-    episodes until the run holds one per train task, refitted after each step (pacing, repairs, checks)."""
+    episodes of the train tasks no run has played yet, until the run holds one per train task, refitted after
+    each step (pacing, repairs, checks). Why: docs/decisions.md#fitted-methods-play-new-tasks"""
 
 
     def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
@@ -292,14 +293,19 @@ class FittedLearner(Learner):
         self.seen = read_jsonl(sorted((ctx.out / "trajectories").glob("train-*.jsonl")))
         self.refit(progress)  # something is saved even if the budget leaves no step
 
+    def played(self) -> set[str]:
+        """The ids of the train tasks the run holds a trajectory of."""
+        return {t.task_id for t in self.seen if t.task_id is not None}
+
     def finished(self, progress: dict[str, Any]) -> bool:
-        """Done when the run's train trajectories number at least the train split."""
-        return len(self.seen) >= len(self.ctx.train)
+        """Done when the run holds a trajectory of every train task."""
+        return {t.id for t in self.ctx.train} <= self.played()
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
-        """`concurrency` bare train episodes (nothing attached: the method learns how runs go by themselves),
-        then the method refitted from every train trajectory of the run."""
-        trajectories = run_batch(self.ctx, self.ctx.next_tasks(progress, self.ctx.concurrency), [], self.name)
+        """`concurrency` bare train episodes of tasks not played yet (nothing attached: the method learns how
+        runs go by themselves), then the method refitted from every train trajectory of the run."""
+        tasks = self.ctx.next_tasks(progress, self.ctx.concurrency, skip=self.played())
+        trajectories = run_batch(self.ctx, tasks, [], self.name)
         self.seen += trajectories
         self.refit(progress)
         return trajectories
