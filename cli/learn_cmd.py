@@ -119,6 +119,10 @@ def register(app: typer.Typer) -> None:
                                                     help="Worked examples (experience) need at least this question "
                                                          "cosine to be shown; saved in experience.json (default "
                                                          "0.8)."),
+        hinted_retries: bool = typer.Option(False, "--hints/--no-hints", help="Experience (sql): play each train "
+                                            "question a run failed once more with its gold query's shape as a "
+                                            "hint; a right retry becomes a worked example (held-out runs never see "
+                                            "a hint)."),
         resume: bool = typer.Option(False, "--resume", help="Continue the stopped run in --out."),
         schema: str = typer.Option("digest", "--schema", help=SCHEMA_HELP),
         concurrency: int = typer.Option(1, "--concurrency", min=1, help="Evaluation tasks run at once (a local "
@@ -200,7 +204,7 @@ def register(app: typer.Typer) -> None:
                                unseen=unseen, resume=resume, max_steps=max_steps, train_temperature=temperature,
                                max_tokens=max_tokens, notes_threshold=notes_threshold, concurrency=concurrency,
                                notes_analyst="model" if notes_analyst == "model" else "environment",
-                               planner=planner, votes=votes, on_event=show,
+                               planner=planner, votes=votes, on_event=show, hinted_retries=hinted_retries,
                                experience_options=None if min_similarity is None else
                                {"min_similarity": min_similarity})
             except (ValueError, FileExistsError, FileNotFoundError) as exc:

@@ -29,8 +29,10 @@ from agentkit.records import (
 from agentkit.sql.recipe import SQL_INSTRUCTIONS_SINGLE_SHOT
 from agentkit.testing import FunctionModel
 from agentkit.training.learning import learn, split_tasks
+from agentkit.training.learning.methods import HINT_TITLE
 from agentkit.training.learning.report import Score, artefacts_used, flipped
 from agentkit.training.learning.splits import validation_split
+from agentkit.training.sql_drafts import HINT_LEAD, skeleton_hint
 from agentkit.trajectory import Trajectory, read_jsonl
 
 
@@ -170,3 +172,50 @@ def test_experience_after_another_method_plays_only_the_questions_no_verified_ru
     details = report.details["experience"]
     assert details["episodes"] == 5 and details["examples"] == 10
     assert {e.task_id for e in Experience.load(out / "experience.json").examples} == {t.id for t in learning}
+
+
+class HintScript(ExamplesScript):
+    """`ExamplesScript`, and also right when its system prompt shows the hint of the question's gold query."""
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+        system = messages[0].content if messages and messages[0].role == "system" else ""
+        user = next((m.content for m in messages if m.role == "user"), "")
+        prompt = next(p for p in sorted(self.gold, key=len, reverse=True) if p in user)
+        if f"## {HINT_TITLE}" in system and skeleton_hint(self.gold[prompt]) in system:
+            return Message.assistant(tool_calls=[ToolCall(name="confirm_answer",
+                                                          arguments={"sql": self.gold[prompt]})])
+        return super().reply(messages, tools)
+
+
+@pytest.mark.parametrize("hints", [False, True])
+def test_hinted_retries_turn_questions_the_agent_never_answers_into_examples_no_heldout_run_sees_a_hint(
+        tmp_path: Path, hints: bool) -> None:
+    env, learning, _, held = bakery(tmp_path)
+    model = HintScript(env, known=set())  # by itself it answers no question
+    out = tmp_path / "run"
+    report = learn(env, model, budget="30ep", methods=("experience",), out=out, seed=0, max_steps=3,
+                   experience_options={"min_similarity": 0.0}, hinted_retries=hints)
+    env.close()
+    details = report.details["experience"]
+    if not hints:  # nothing verified, nothing to show: the agent after is the agent before
+        assert details["examples"] == 0 and "hinted" not in details and report.after.successes == 0
+        return
+    runs = read_jsonl([out / "trajectories" / "train-experience.jsonl"])
+    retried = [t for t in runs if t.metadata.get("hinted")]
+    # the first question failed and was retried with its hint, which made the first example; later questions
+    # were answered with examples shown
+    assert details["hinted"] == len(retried) >= 1 and details["hinted_admitted"] == sum(map(succeeded, retried)) >= 1
+    assert details["examples"] == len(learning)
+    gold = {t.id: t.data["gold_sql"] for t in learning}
+    for trajectory in retried:
+        system = trajectory.messages[0].content
+        assert f"## {HINT_TITLE}" in system and skeleton_hint(gold[trajectory.task_id or ""]) in system
+    examples = {e.task_id: e for e in Experience.load(out / "experience.json").examples}
+    for trajectory in retried:  # the example holds the plain question and the query the hint led to
+        example = examples[trajectory.task_id]
+        assert example.question == next(t.data["question"] for t in learning if t.id == trajectory.task_id)
+        assert HINT_LEAD not in example.question and example.sql == gold[trajectory.task_id or ""]
+    assert report.after.successes == len(held) and report.before.successes == 0
+    heldout_runs = read_jsonl(sorted((out / "trajectories").glob("heldout-*.jsonl")))
+    assert heldout_runs and not any(HINT_LEAD in m.content for t in heldout_runs for m in t.messages)
+    assert json.loads((out / "state.json").read_text())["config"]["hinted_retries"] is True

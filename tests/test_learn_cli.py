@@ -84,3 +84,24 @@ def test_learn_command_holds_back_validation_tasks_unless_told_not_to(tmp_path: 
     assert unchecked.exit_code == 0, unchecked.output
     summary = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert summary["validation_tasks"] == [] and len(summary["train_tasks"]) == 14
+
+
+def test_learn_hints_retries_each_failed_train_question_with_its_gold_querys_shape(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:4]) + "\n")
+    script = tmp_path / "script.json"  # a model that always confirms a wrong query
+    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 40))
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB),
+                                 "--model", f"script:{script}", "--method", "experience", "--hints", "--budget",
+                                 "4ep", "--validation", "0", "--out", str(out), "--max-steps", "2"])
+    assert result.exit_code == 0, result.output
+    runs = [json.loads(line) for line in (out / "trajectories" / "train-experience.jsonl").read_text().splitlines()]
+    retried = [r for r in runs if r["metadata"].get("hinted")]
+    assert len(runs) == 4 and len(retried) == 2  # two steps: a failed run, then its hinted retry
+    assert [r["task_id"] for r in retried] == [r["task_id"] for r in runs if not r["metadata"].get("hinted")]
+    from agentkit.training.sql_drafts import HINT_LEAD
+
+    assert all(HINT_LEAD in r["messages"][0]["content"] for r in retried)
+    assert not any(HINT_LEAD in r["messages"][0]["content"] for r in runs if not r["metadata"].get("hinted"))
+    assert json.loads((out / "state.json").read_text())["config"]["hinted_retries"] is True

@@ -281,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the split is built (default bench-out/sqlgen, or bench-out/sqlgen-gN)")
     parser.add_argument("--generator-seed", type=int, default=None,
                         help="rebuild the split's databases with this generator seed and use their fresh questions")
+    parser.add_argument("--hints", action="store_true",
+                        help="experience: retry each failed train question once with its gold query's shape as a hint")
     parser.add_argument("--measure-set-aside", action="store_true",
                         help="also run the held-out questions with each method validation set aside (report only)")
     parser.add_argument("--label", default="", help="suffix of the results file and work folder names")
@@ -332,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                      max_steps=args.max_steps, concurrency=args.concurrency, planner=args.planner,
                      votes=args.votes, on_row=show, pool=args.generator_seed is not None, rows=args.rows,
                      options={"measure_set_aside": args.measure_set_aside,
+                              **({"hinted_retries": True} if args.hints else {}),
                               **({} if args.min_similarity is None else
                                  {"experience_options": {"min_similarity": args.min_similarity}})})
     finally:
@@ -346,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
               "planner": args.planner, "votes": args.votes if args.planner == "draft" else None, "schema": schema,
               "concurrency": args.concurrency, "temperature": 0.0, "started": started,
               "experience_min_similarity": MIN_SIMILARITY if args.min_similarity is None else args.min_similarity,
-              "validation_min_gain": loop.MIN_GAIN, "measure_set_aside": args.measure_set_aside, **result}
+              "validation_min_gain": loop.MIN_GAIN, "measure_set_aside": args.measure_set_aside,
+              "hinted_retries": args.hints, **result}
     out = args.out or RESULTS / f"learn-split-{args.split}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, default=str) + "\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +86,7 @@ class LearnContext:
     instructions: str | None = None
     skill_options: dict[str, Any] = field(default_factory=dict)
     experience_options: dict[str, Any] = field(default_factory=dict)
+    hinted_retries: bool = False
     notes_threshold: float = DEFAULT_THRESHOLD
     notes_batch: int = 4
     notes_analyst: NotesAnalyst = "environment"
@@ -169,14 +170,18 @@ def frozen_copy(folder: Path, target: Path) -> Path:
 
 
 def run_batch(ctx: LearnContext, tasks: Sequence[Task], extensions: Sequence[Extension],
-              method: str) -> list[Trajectory]:
-    """Train episodes of `tasks` with `extensions`, `concurrency` at once; their trajectories in task order."""
-
-    def build(tools: list[Any]) -> Agent:
-        return ctx.agent(tools, settings=ctx.train_settings, extensions=extensions)
+              method: str, *, per_task: Callable[[Task], Sequence[Extension]] | None = None,
+              metadata: Mapping[str, Any] | None = None) -> list[Trajectory]:
+    """Train episodes of `tasks` with `extensions` (and `per_task(task)`'s after them), `concurrency` at once;
+    their trajectories in task order, each with `learn_method` = `method` and `metadata` in its metadata."""
 
     def play(task: Task) -> Trajectory:
-        return run_episode(build, ctx.env, task, metadata={"learn_method": method})
+        attached = [*extensions, *(per_task(task) if per_task is not None else ())]
+
+        def build(tools: list[Any]) -> Agent:
+            return ctx.agent(tools, settings=ctx.train_settings, extensions=attached)
+
+        return run_episode(build, ctx.env, task, metadata={"learn_method": method, **(metadata or {})})
 
     if len(tasks) == 1:
         return [play(tasks[0])]

@@ -145,6 +145,7 @@ def learn(
     instructions: str | None = None,
     skill_options: dict[str, Any] | None = None,
     experience_options: dict[str, Any] | None = None,
+    hinted_retries: bool = False,
     notes_threshold: float = DEFAULT_THRESHOLD,
     notes_batch: int = 4,
     notes_analyst: NotesAnalyst = "environment",
@@ -184,6 +185,9 @@ def learn(
             `TrainConfig.temperature`). Evaluations are greedy.
         skill_options: `SkillSettings` overrides; experience_options: `Experience` constructor options (e.g.
             `min_similarity`), for learning and evaluating; notes_threshold: the notebook's retrieval cosine.
+        hinted_retries: the experience method plays each train task its run failed once more, with the skeleton
+            of the task's gold query as a hint (names and values masked), and admits a verified retry as an
+            example (SQL environments; held-out runs never see a hint).
         notes_batch: tasks per Mistake Notebook Learning batch; rl_config: a `TrainConfig` for the rl method.
         notes_analyst: who names the mistakes and writes the notes: "environment" (the analyst for the
             environment's kind when there is one: SQL compares each failed query with the gold query,
@@ -222,12 +226,13 @@ def learn(
     config = {"environment": env.name, "model": meter.name, "methods": methods, "seed": seed,
               "train": [t.id for t in train], "heldout": [t.id for t in held], "validation": [t.id for t in check],
               "unseen": getattr(unseen, "name", None), "budget": [spent_budget.minutes, spent_budget.episodes],
-              "planner": planner if planner == "react" else f"{planner}:{votes}"}
+              "planner": planner if planner == "react" else f"{planner}:{votes}",
+              **({"hinted_retries": True} if hinted_retries else {})}
     state = _open_state(out, config, resume)
     ctx = LearnContext(env=env, train=train, model=meter, out=out, seed=seed, max_steps=max_steps,
                        train_settings=GenerationSettings(temperature=train_temperature, max_tokens=max_tokens),
                        instructions=instructions, skill_options=dict(skill_options or {}),
-                       experience_options=dict(experience_options or {}),
+                       experience_options=dict(experience_options or {}), hinted_retries=hinted_retries,
                        notes_threshold=notes_threshold, notes_batch=notes_batch, notes_analyst=notes_analyst,
                        rl_config=rl_config, concurrency=concurrency, planner=acting)
     run = _Run(ctx, state, out, emit, max_tokens)

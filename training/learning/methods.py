@@ -7,6 +7,8 @@
     experience  the agent's verified train runs (its answer matched the gold query's) as worked examples, shown
             by question and SQL-skeleton similarity to later runs on the same database (agentkit.memory.experience).
             One step = `concurrency` episodes with the experience attached; one pass over the train split.
+            With hinted retries (`learn(hinted_retries=True)`), a failed run is played once more with its gold
+            query's shape as a hint (STaR's rationalisation), and a verified retry is an example like any other.
     checks  (SQL) the slips the failed train runs made (a LIMIT not asked for) and the clauses of every
             train question's gold query; a confirmed query showing a slip that similar questions' answers
             lack runs fixed (agentkit.memory.shape_checks).
@@ -32,7 +34,7 @@ from typing import Any
 from agentkit.agent import Agent
 from agentkit.environments.base import Environment, Task, succeeded
 from agentkit.environments.sql import SQLEnvironment
-from agentkit.loop.extensions import Instructions
+from agentkit.loop.extensions import Extension, Instructions
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.memory.pacing import Pacing
 from agentkit.memory.repairs import ReferenceCalls, Repairs
@@ -60,7 +62,11 @@ from agentkit.training.learning.rl_method import (
     untrainable,
     use_adapter,
 )
+from agentkit.training.sql_drafts import skeleton_hint
 from agentkit.trajectory import Trajectory, read_jsonl
+
+HINT_TITLE = "Hint"
+"""The heading of a hinted retry's hint (`ExperienceLearner.hint`)."""
 
 METHODS = ("skills", "notes", "experience", "checks", "repairs", "pacing", "rl")
 DEFAULT_METHODS = ("skills", "notes", "checks", "pacing", "experience", "rl")
@@ -192,7 +198,10 @@ class ExperienceLearner(Learner):
     train split (greedy runs of the same tasks would mostly repeat themselves), and its pass skips the tasks an
     earlier method's run already made an example of: placed after other methods, it spends its budget on the
     questions they did not answer. A run is shown examples only when its question is like a verified one
-    (`Experience.min_similarity`), so validation judges the method on the runs that were shown some (`acted`)."""
+    (`Experience.min_similarity`), so validation judges the method on the runs that were shown some (`acted`).
+    With `ctx.hinted_retries`, a train run that failed is played once more with the skeleton of its task's gold
+    query in the system prompt (`hint`): the kinds of question the agent never answers by itself can still become
+    examples, of its own SQL, while held-out runs never see a hint."""
 
     name = "experience"
     record = EXPERIENCE.name
@@ -211,6 +220,7 @@ class ExperienceLearner(Learner):
         options = ctx.experience_options
         self.experience = Experience.load(self.path, **options) if self.path.exists() else Experience(**options)
         self._train = {t.id: t for t in ctx.train}
+        self._gold = gold_of(ctx.train)
         self._keys: dict[str, str | None] = {}
         if not progress.get("seeded"):  # the verified runs the earlier methods already played
             earlier = read_jsonl(sorted((ctx.out / "trajectories").glob("train-*.jsonl")))
@@ -240,19 +250,34 @@ class ExperienceLearner(Learner):
         return self.experience.admit(trajectory, database=self.database(task)) is not None
 
     def step(self, progress: dict[str, Any]) -> list[Trajectory]:
-        """`concurrency` train episodes with the experience attached, their verified runs admitted."""
+        """`concurrency` train episodes with the experience attached, their verified runs admitted; with
+        `hinted_retries`, each that failed played once more with its gold query's shape as a hint (`hint`)."""
         tasks = self.unanswered(progress, self.ctx.concurrency)
         trajectories = run_batch(self.ctx, tasks, [self.experience], "experience") if tasks else []
+        missed = [task for task, trajectory in zip(tasks, trajectories, strict=True)
+                  if self.ctx.hinted_retries and not succeeded(trajectory) and task.id in self._gold]
+        hinted = run_batch(self.ctx, missed, [self.experience], "experience", per_task=self.hint,
+                           metadata={"hinted": True}) if missed else []
         uses: Counter[str] = Counter(progress.get("use", {}))
-        for trajectory in trajectories:
-            progress["admitted"] = progress.get("admitted", 0) + int(self.admit(trajectory))
+        for trajectory in [*trajectories, *hinted]:
+            admitted = self.admit(trajectory)
+            progress["admitted"] = progress.get("admitted", 0) + int(admitted)
             progress["successes"] = progress.get("successes", 0) + int(succeeded(trajectory))
+            if trajectory.metadata.get("hinted"):
+                progress["hinted"] = progress.get("hinted", 0) + 1
+                progress["hinted_admitted"] = progress.get("hinted_admitted", 0) + int(admitted)
             record = trajectory.records.get(EXPERIENCE)
             if record is not None and record.use is not None:
                 uses[record.use] += 1
         progress["use"] = dict(uses)
         self.experience.save(self.path)
-        return trajectories
+        return [*trajectories, *hinted]
+
+    def hint(self, task: Task) -> list[Extension]:
+        """The hint of a retried train task: the skeleton of its gold query (`skeleton_hint`: what the query
+        does, every name and value masked) in the system prompt, never in the question, so the example a verified
+        retry makes holds the plain question."""
+        return [Instructions(skeleton_hint(self._gold[task.id][1]), title=HINT_TITLE, name="hint")]
 
     def unanswered(self, progress: dict[str, Any], n: int) -> list[Task]:
         """The next at most `n` train tasks of this phase's one pass that no example answers yet: a task an
@@ -273,9 +298,12 @@ class ExperienceLearner(Learner):
     def details(self, progress: dict[str, Any]) -> dict[str, Any]:
         """The method's progress figures for the report (`use`: how the runs' confirmed queries related to the
         examples shown: copied, adapted, own)."""
-        return {"examples": len(self.experience), "admitted": progress.get("admitted", 0),
-                "train_successes": progress.get("successes", 0), "episodes": progress.get("episodes", 0),
-                "use": progress.get("use", {})}
+        out = {"examples": len(self.experience), "admitted": progress.get("admitted", 0),
+               "train_successes": progress.get("successes", 0), "episodes": progress.get("episodes", 0),
+               "use": progress.get("use", {})}
+        if self.ctx.hinted_retries:
+            out |= {"hinted": progress.get("hinted", 0), "hinted_admitted": progress.get("hinted_admitted", 0)}
+        return out
 
     def learned_nothing(self) -> bool:
         """No example: nothing to show."""
@@ -290,7 +318,8 @@ class FittedLearner(Learner):
 
     def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
         self.ctx = ctx
-        self.seen = read_jsonl(sorted((ctx.out / "trajectories").glob("train-*.jsonl")))
+        runs = read_jsonl(sorted((ctx.out / "trajectories").glob("train-*.jsonl")))
+        self.seen = [t for t in runs if not t.metadata.get("hinted")]  # a hinted retry is not how runs go
         self.refit(progress)  # something is saved even if the budget leaves no step
 
     def played(self) -> set[str]:
