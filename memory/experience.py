@@ -109,7 +109,7 @@ class ResultShape(BaseModel):
 class WorkedExample(BaseModel):
     """One verified run kept as an example (see the module): the question, the confirmed SQL and its
     skeleton, the tables it read, its result's shape, who verified it ("gold", "user", "approval",
-    "callback") and where it came from."""
+    "callback"), where it came from, and whether a hint led to it."""
 
     id: str = Field(default_factory=lambda: new_id("ex"))
     database: str
@@ -121,6 +121,8 @@ class WorkedExample(BaseModel):
     verified_by: str
     task_id: str | None = None
     trajectory_id: str | None = None
+    hinted: bool = False
+    """Made by a hinted retry (`agentkit learn --hints`): the run was shown its gold query's skeleton."""
     added_at: float = Field(default_factory=lambda: round(time.time(), 3))
 
     def render(self) -> str:
@@ -233,7 +235,8 @@ def example_of(trajectory: Trajectory, database: str | None = None) -> WorkedExa
         raise NotAdmitted("its database is not known (give the database it ran on)")
     return WorkedExample(database=key, question=question_of(trajectory.task), sql=sql.strip(),
                          skeleton=sql_skeleton(sql), tables=tables_of(sql), shape=result_shape(trajectory),
-                         verified_by=verified, task_id=trajectory.task_id, trajectory_id=trajectory.id)
+                         verified_by=verified, task_id=trajectory.task_id, trajectory_id=trajectory.id,
+                         hinted=bool(trajectory.metadata.get("hinted")))
 
 
 def _same_sql(a: str, b: str) -> bool:

@@ -215,6 +215,8 @@ def test_hinted_retries_turn_questions_the_agent_never_answers_into_examples_no_
         example = examples[trajectory.task_id]
         assert example.question == next(t.data["question"] for t in learning if t.id == trajectory.task_id)
         assert HINT_LEAD not in example.question and example.sql == gold[trajectory.task_id or ""]
+        assert example.hinted
+    assert sum(e.hinted for e in examples.values()) == details["hinted_admitted"]
     assert report.after.successes == len(held) and report.before.successes == 0
     heldout_runs = read_jsonl(sorted((out / "trajectories").glob("heldout-*.jsonl")))
     assert heldout_runs and not any(HINT_LEAD in m.content for t in heldout_runs for m in t.messages)
