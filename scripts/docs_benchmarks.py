@@ -68,7 +68,8 @@ _ERAS = {
         learn-split-dev experience-floor-dev experience-floor-dev-rail learn-split-dev-floor
         learn-split-dev-floor-adm from-runs-dev-hard-floor learn-split-dev-mingain experience-floor-dev-gate-insurance
         experience-floor-dev-gate-mingain experience-floor-dev-gate-floor experience-floor-dev-07-decision
-        learn-split-dev-last learn-split-dev-g11-experience learn-split-test-default""",
+        learn-split-dev-last learn-split-dev-g11-experience learn-split-test-default
+        learn-split-dev-g11-experience-hints""",
 }
 DEFAULT_THEN: dict[str, str] = {stem: era for era, stems in _ERAS.items() for stem in stems.split()}
 """What `local:default` was when each file that names it was written."""
@@ -395,7 +396,8 @@ def _other(stem: str, data: dict[str, Any]) -> tuple[str, str, str]:
                  f"build lacks)" if data.get("generator_seed") is not None else "")
         return (f"`agentkit learn` per database (`bench_learn_split.py`): {data['train_per_db']} questions{fresh} to "
                 f"learn from and {data['heldout_per_db']} held out per database, {data['budget_per_database']} each, "
-                f"methods {data['methods']}, {data['planner']} agent, worked examples at question cosine "
+                f"methods {data['methods']}{' with hinted retries' if data.get('hinted_retries') else ''}, "
+                f"{data['planner']} agent, worked examples at question cosine "
                 f"{data.get('experience_min_similarity', 0.0)} or more, {_validation_rule(data)}, "
                 f"{_model(stem, data['model'])}",
                 data["data_kind"], f"{per_db}; " + "; ".join(
