@@ -14,13 +14,19 @@ from agentkit.environments.sql import CLINIC_DB, CLINIC_TASKS
 runner = CliRunner()
 
 
-def test_learn_command_writes_the_run_folder_and_resumes(tmp_path: Path) -> None:
+def wrong_on_four_clinic_questions(tmp_path: Path, replies: int) -> list[str]:
+    """`agentkit learn` arguments for the first four clinic questions and a scripted model that always confirms a
+    wrong query (`replies` times)."""
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:4]) + "\n")
-    script = tmp_path / "script.json"  # a model that always confirms a wrong query
-    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 12))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * replies))
+    return ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model", f"script:{script}"]
+
+
+def test_learn_command_writes_the_run_folder_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB), "--model", f"script:{script}",
+    args = [*wrong_on_four_clinic_questions(tmp_path, 12),
             "--method", "skills", "--budget", "2ep", "--out", str(out), "--seed", "4", "--max-steps", "2"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -87,14 +93,9 @@ def test_learn_command_holds_back_validation_tasks_unless_told_not_to(tmp_path: 
 
 
 def test_learn_hints_retries_each_failed_train_question_with_its_gold_querys_shape(tmp_path: Path) -> None:
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("\n".join(CLINIC_TASKS.read_text().splitlines()[:4]) + "\n")
-    script = tmp_path / "script.json"  # a model that always confirms a wrong query
-    script.write_text(json.dumps([{"tool": "confirm_answer", "arguments": {"sql": "SELECT 0"}}] * 40))
     out = tmp_path / "run"
-    result = runner.invoke(app, ["learn", "--env", "sql", "--tasks", str(tasks), "--db", str(CLINIC_DB),
-                                 "--model", f"script:{script}", "--method", "experience", "--hints", "--budget",
-                                 "4ep", "--validation", "0", "--out", str(out), "--max-steps", "2"])
+    result = runner.invoke(app, [*wrong_on_four_clinic_questions(tmp_path, 40), "--method", "experience", "--hints",
+                                 "--budget", "4ep", "--validation", "0", "--out", str(out), "--max-steps", "2"])
     assert result.exit_code == 0, result.output
     runs = [json.loads(line) for line in (out / "trajectories" / "train-experience.jsonl").read_text().splitlines()]
     retried = [r for r in runs if r["metadata"].get("hinted")]
