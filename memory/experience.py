@@ -91,6 +91,8 @@ ACROSS_INTRO = ("Questions about other databases that were answered correctly, w
                 "(its joins, grouping, subqueries), written with this database's tables and columns.")
 LIST_TOOL, QUERY_TOOL, FINISH_TOOL = "list_tables", "run_query", "confirm_answer"
 RESULT_MARK = "\n\nResult:\n"
+HINTED = "hinted"
+"""The trajectory metadata key (true) of a run shown its gold query's skeleton (`agentkit learn --hints`)."""
 
 
 class ResultShape(BaseModel):
@@ -236,7 +238,7 @@ def example_of(trajectory: Trajectory, database: str | None = None) -> WorkedExa
     return WorkedExample(database=key, question=question_of(trajectory.task), sql=sql.strip(),
                          skeleton=sql_skeleton(sql), tables=tables_of(sql), shape=result_shape(trajectory),
                          verified_by=verified, task_id=trajectory.task_id, trajectory_id=trajectory.id,
-                         hinted=bool(trajectory.metadata.get("hinted")))
+                         hinted=bool(trajectory.metadata.get(HINTED)))
 
 
 def _same_sql(a: str, b: str) -> bool:

@@ -46,10 +46,14 @@ class ExamplesScript(FunctionModel):
         self.known = known
         self.helped: list[str] = []
 
-    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+    def read(self, messages: Sequence[Message]) -> tuple[str, str]:
+        """The system prompt and the task question of a request."""
         system = messages[0].content if messages and messages[0].role == "system" else ""
         user = next((m.content for m in messages if m.role == "user"), "")
-        prompt = next(p for p in sorted(self.gold, key=len, reverse=True) if p in user)
+        return system, next(p for p in sorted(self.gold, key=len, reverse=True) if p in user)
+
+    def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
+        system, prompt = self.read(messages)
         if system.startswith(SQL_INSTRUCTIONS_SINGLE_SHOT):
             return f"```sql\n{self.gold[prompt]}\n```"
         helped = f"## {TITLE}" in system
@@ -178,9 +182,7 @@ class HintScript(ExamplesScript):
     """`ExamplesScript`, and also right when its system prompt shows the hint of the question's gold query."""
 
     def reply(self, messages: Sequence[Message], tools: Any) -> Message | str:
-        system = messages[0].content if messages and messages[0].role == "system" else ""
-        user = next((m.content for m in messages if m.role == "user"), "")
-        prompt = next(p for p in sorted(self.gold, key=len, reverse=True) if p in user)
+        system, prompt = self.read(messages)
         if f"## {HINT_TITLE}" in system and skeleton_hint(self.gold[prompt]) in system:
             return Message.assistant(tool_calls=[ToolCall(name="confirm_answer",
                                                           arguments={"sql": self.gold[prompt]})])

@@ -47,6 +47,9 @@ def test_learn_command_writes_the_run_folder_and_resumes(tmp_path: Path) -> None
 def test_learn_command_refuses_bad_options(tmp_path: Path) -> None:
     result = runner.invoke(app, ["learn", "--budget", "soon", "--out", str(tmp_path / "x")])
     assert result.exit_code != 0 and "cannot read budget" in result.output
+    result = runner.invoke(app, ["learn", "--method", "skills", "--hints", "--out", str(tmp_path / "h")])
+    assert result.exit_code == 1 and "hinted retries are made by the experience method" in result.output
+    assert not (tmp_path / "h").exists()
     result = runner.invoke(app, ["learn", "--env", "tooluse", "--unseen-db", "clinic", "--out", str(tmp_path / "y")])
     assert result.exit_code != 0 and "--unseen-db needs --env sql" in result.output
     result = runner.invoke(app, ["learn", "--notes-analyst", "teacher", "--out", str(tmp_path / "z")])

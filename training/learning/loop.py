@@ -210,6 +210,10 @@ def learn(
         unknown = [m for m in methods if m not in METHODS]
         if unknown or not methods:
             raise ValueError(f"unknown or no learning methods {unknown or methods}; choose from {', '.join(METHODS)}")
+    if hinted_retries and (not isinstance(env, SQLEnvironment)
+                           or "experience" not in (methods or default_methods(env, rl=False))):
+        raise ValueError("hinted retries are made by the experience method on a SQL environment (its gold queries "
+                         "give the hints): name experience in the methods, or leave the hints off")
     if not isinstance(notes_analyst, FailureAnalyst) and notes_analyst not in ("environment", "model"):
         raise ValueError(f"notes_analyst must be 'environment', 'model' or a FailureAnalyst, not {notes_analyst!r}")
     acting = _planner(planner, votes, env)

@@ -35,6 +35,7 @@ from agentkit.agent import Agent
 from agentkit.environments.base import Environment, Task, succeeded
 from agentkit.environments.sql import SQLEnvironment
 from agentkit.loop.extensions import Extension, Instructions
+from agentkit.memory.experience import HINTED
 from agentkit.memory.notes import FailureAnalyst
 from agentkit.memory.pacing import Pacing
 from agentkit.memory.repairs import ReferenceCalls, Repairs
@@ -257,13 +258,13 @@ class ExperienceLearner(Learner):
         missed = [task for task, trajectory in zip(tasks, trajectories, strict=True)
                   if self.ctx.hinted_retries and not succeeded(trajectory) and task.id in self._gold]
         hinted = run_batch(self.ctx, missed, [self.experience], "experience", per_task=self.hint,
-                           metadata={"hinted": True}) if missed else []
+                           metadata={HINTED: True}) if missed else []
         uses: Counter[str] = Counter(progress.get("use", {}))
         for trajectory in [*trajectories, *hinted]:
             admitted = self.admit(trajectory)
             progress["admitted"] = progress.get("admitted", 0) + int(admitted)
             progress["successes"] = progress.get("successes", 0) + int(succeeded(trajectory))
-            if trajectory.metadata.get("hinted"):
+            if trajectory.metadata.get(HINTED):
                 progress["hinted"] = progress.get("hinted", 0) + 1
                 progress["hinted_admitted"] = progress.get("hinted_admitted", 0) + int(admitted)
             record = trajectory.records.get(EXPERIENCE)
@@ -319,7 +320,7 @@ class FittedLearner(Learner):
     def __init__(self, ctx: LearnContext, progress: dict[str, Any]) -> None:
         self.ctx = ctx
         runs = read_jsonl(sorted((ctx.out / "trajectories").glob("train-*.jsonl")))
-        self.seen = [t for t in runs if not t.metadata.get("hinted")]  # a hinted retry is not how runs go
+        self.seen = [t for t in runs if not t.metadata.get(HINTED)]  # a hinted retry is not how runs go
         self.refit(progress)  # something is saved even if the budget leaves no step
 
     def played(self) -> set[str]:
