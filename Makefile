@@ -16,7 +16,7 @@ VLLM_VENV ?= .venv-vllm
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b tool-lora-1.5b-chains tool-lora-1.5b-serial tool-lora-1.5b-recover tool-lora-1.5b-revisit \
-	tool-lora-1.5b-revisit-recover sql-lora-1.5b
+	tool-lora-1.5b-revisit-recover sql-lora-1.5b tool-runs-1.5b
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
@@ -107,6 +107,20 @@ tool-lora-1.5b-revisit-recover: setup
 	$(BIN)/python scripts/train_tool_lora.py --out runs/tool-lora-1.5b-revisit-recover --model qwen2.5-coder-1.5b \
 		--mix revisit-recover --conversations 240 --steps 30 --lr 2e-4 --rank 8 --micro-batch 2 --checkpointing \
 		--no-refusals --fresh-names 0.5 --max-len 2560 --resume
+
+# Multi-step tool use from the agent's own runs (docs/decisions.md#tool-runs): 150 synthetic requests of two to four
+# calls played by local:default, a wrong one again with its plan as a hint that is removed before training; the
+# shipped tool adapter continues on the right runs for one pass, then is packed as local:default ships it. The
+# leakage check covers the requests played. ~60 + 40 min on 2 cores.
+TOOL_RUNS := runs/tool-runs-1.5b
+tool-runs-1.5b: setup
+	$(BIN)/python tests/benchmarks/check_leakage.py --out $(TOOL_RUNS)/leakage.json
+	$(BIN)/python scripts/tool_runs_data.py --model local:default --conversations 150 --seed 7 --concurrency 2 \
+		--out $(TOOL_RUNS)/runs.jsonl
+	$(BIN)/agentkit train --algo sft --lr 1e-4 --kl 0 --groups-per-step 4 --micro-batch 2 --max-steps 200 \
+		--save-every 10 --seed 0 --data $(TOOL_RUNS)/runs.jsonl --model local:qwen2.5-coder-1.5b-tools --out $(TOOL_RUNS)/round1
+	$(BIN)/python -m agentkit.models.packed_adapter $(TOOL_RUNS)/round1/$$(cat $(TOOL_RUNS)/round1/latest)/adapter \
+		$(TOOL_RUNS)/adapter.q4.safetensors --base qwen2.5-coder-1.5b
 
 # SQL from the agent's own runs (docs/decisions.md#sql-rejection-sampling), three rounds on the train split, each
 # continuing the last one's adapter for one pass: rejection sampling on each train database's questions 1-10 with

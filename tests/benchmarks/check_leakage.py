@@ -11,7 +11,8 @@ chat has several) of the conversations `agentkit.training.synthetic.synthetic_co
   `tool-lora-1.5b-chains` recipe, standing for what the recipe and any longer run of it draws from;
 - each Makefile recipe as it runs with this generator (`tool-lora`, `tool-lora-1.5b`, `tool-lora-1.5b-chains`,
   `tool-lora-1.5b-serial`, `tool-lora-1.5b-revisit`,
-  `tool-lora-1.5b-revisit-recover`: their number of conversations and options), reported apart.
+  `tool-lora-1.5b-revisit-recover`: their number of conversations and options; `tool-runs-1.5b`: the requests its
+  collection plays), reported apart.
 
 Only the data-building function runs (no model). Both sides are embedded with the packaged all-MiniLM-L6-v2
 (`agentkit.memory.embeddings.Embedder.default()`, offline, L2-normalised, so a dot product is the cosine). For
@@ -43,6 +44,7 @@ import numpy as np
 
 from agentkit.memory.embeddings import Embedder
 from agentkit.training.synthetic import MIXES, ToolConversation, synthetic_conversations
+from agentkit.training.tool_runs import COLLECT_KINDS
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sets' data paths
 from bench_capability import DATA as DATA_A
@@ -66,6 +68,8 @@ RECIPES: tuple[tuple[str, dict[str, Any]], ...] = (
                                      "fresh_names": 0.5}),
     ("make tool-lora-1.5b-revisit-recover", {"n": 240, "seed": 0, "weights": MIXES["revisit-recover"],
                                              "refusals": False, "fresh_names": 0.5}),
+    ("make tool-runs-1.5b", {"n": 150, "seed": 7, "weights": dict.fromkeys(COLLECT_KINDS, 1.0), "refusals": False,
+                             "fresh_names": 0.5}),
 )
 SAMPLE_OPTIONS: dict[str, Any] = {k: v for k, v in RECIPES[2][1].items() if k != "n"}
 """The sample's generator options: the chains recipe's seed, mix and options."""
@@ -145,7 +149,7 @@ def leaks(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    """Run the check and write the report; exit status 1 when the sample leaks."""
+    """Run the check and write the report; exit status 1 when the sample or a recipe leaks."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threshold", type=float, default=THRESHOLD, help="a pair this close or closer leaks")
     parser.add_argument("--sample", type=int, default=2000,
@@ -176,6 +180,8 @@ def main() -> int:
                                   "distinct_user_texts": len(texts),
                                   "max": {k: r["max"] for k, r in figures.items()},
                                   "leaks": len(leaks(figures))})
+        found += [{"recipe": name, **leak} for leak in leaks(figures)]
+    report["passed"] = not found
     report["seconds"] = round(time.perf_counter() - started, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False))
