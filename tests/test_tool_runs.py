@@ -159,6 +159,7 @@ def test_quotes_reads_numbers_as_numbers() -> None:
     assert quotes("about 20.81 a day", "20.8088") and quotes("338 units", "338.0")
     assert quotes("about 21 a day", "20.8088") and not quotes("about 22 a day", "20.8088")
     assert not quotes("3380 units", "338") and not quotes("no number here", "338")
+    assert quotes("0.105 a game", "0.1053") and not quotes("0 goals a game", "0.1053")
     assert quotes("It is in quito now.", "Quito") and not quotes("It is in Lima.", "Quito")
 
 

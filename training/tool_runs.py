@@ -146,14 +146,15 @@ def answer_values(messages: Sequence[Message]) -> list[str]:
 
 
 def quotes(answer: str, value: str) -> bool:
-    """Whether `answer` states `value`: a number as a number (thousands separators ignored, to within 0.5 % or
-    rounded to a whole), any other value as text without case."""
+    """Whether `answer` states `value`: a number as a number (thousands separators ignored, to within 0.5 %, or
+    from 10 up rounded to a whole), any other value as text without case."""
     text = answer[:_MAX_TEXT]
     if _NUMBER.fullmatch(value.strip()):
         target = float(value)
         for found in _NUMBER.findall(re.sub(r"(?<=\d),(?=\d{3})", "", text)):
             number = float(found)
-            if abs(number - target) <= max(0.005 * abs(target), 1e-9) or number == round(target):
+            close = abs(number - target) <= max(0.005 * abs(target), 1e-9)
+            if close or (abs(target) >= 10 and number == round(target)):
                 return True
         return False
     return value.lower() in text.lower()
