@@ -221,3 +221,42 @@ def test_the_script_writes_the_kept_runs_every_run_played_and_a_report(tmp_path:
     assert len(kept) == 8 and {t.messages[1].content for t in kept}.isdisjoint(wrong_first)
     assert len(read_jsonl([tmp_path / "runs.played.jsonl"])) == 12
     assert summary["data_kind"].startswith("train")
+
+
+def test_an_arithmetic_call_is_judged_by_what_it_works_out_and_the_tool_computes_any_formula() -> None:
+    from agentkit.training.tool_runs import arithmetic_tools, arithmetic_value, right_run
+
+    convs = [c for c in conversations(80) if c.kind == "compute" and arithmetic_tools(c.tools)
+             & {n for n, _ in written_calls(c.messages)}]
+    assert convs
+    for conv in convs[:6]:
+        arithmetic = arithmetic_tools(conv.tools)
+
+        def commuted(conv: Any, step: int, reply: Message, messages: Sequence[Message],
+                     arithmetic: frozenset[str] = arithmetic) -> Message:
+            calls = []
+            for call in reply.tool_calls:
+                args = dict(call.arguments)
+                if call.name in arithmetic and "a" in args and args.get("operation") in ("add", "multiply"):
+                    args["a"], args["b"] = args["b"], args["a"]
+                elif call.name in arithmetic and "a" not in args:
+                    key = next(k for k, v in args.items() if isinstance(v, str))
+                    args[key] = f"({args[key]}) * 1"
+                calls.append(ToolCall(name=call.name, arguments=args))
+            return Message.assistant(reply.content, calls) if calls else reply
+
+        (played,) = collect_tool_runs(replaying([conv], commuted), [conv], hints=False)
+        assert played.first_right, plan_hint(conv.messages)
+        assert right_run(played.first, conv.messages, conv.tools)
+        changed = [c for n, c in written_calls(conv.messages)
+                   if n in arithmetic and ("a" not in c or c["operation"] in ("add", "multiply"))]
+        assert right_run(played.first, conv.messages) == (not changed)  # compared as text, a changed call differs
+    name = sorted(arithmetic_tools(convs[0].tools))[0]
+    tool = next(t for t in gold_tools(convs[0].tools, convs[0].messages) if t.name == name)
+    spec = next(s for s in convs[0].tools if s["function"]["name"] == name)
+    params = list(spec["function"]["parameters"]["properties"])
+    args: dict[str, Any] = ({"a": 7, "b": 6, "operation": "multiply"} if "operation" in params
+                            else {params[0]: "(3 + 4) * 6"})
+    assert tool.fn(**args) == "42" and arithmetic_value(args) == "42"
+    assert arithmetic_value({"formula": "2 ** 2000"}) is None and arithmetic_value({"formula": "1/0"}) is None
+    assert arithmetic_value({"formula": "(" * 400 + "1" + ")" * 400}) is None

@@ -13,8 +13,9 @@ and every right run kept as an SFT trajectory of the model's own tokens, the hin
 
 A conversation of one request (`agentkit.training.synthetic`) holds the calls a right run makes and the results
 they return. The run's tools (`gold_tools`) return a written result only to a call whose arguments match the
-written call's (strings compared without case or spaces, numbers as numbers), and an error to any other, as a
-real tool would; so a run is right (`right_run`) when its calls are the written ones (as a multiset: two lookups
+written call's (strings compared without case or spaces, numbers as numbers, an arithmetic tool's call by what it
+works out), an arithmetic tool works out any other formula, and any other lookup gets an error, as a real tool
+would; so a run is right (`right_run`) when its calls are the written ones (as a multiset: two lookups
 side by side may come in either order) and its answer quotes a value of the last result (`answer_values`).
 
 A request the model fails is asked again with its plan in the system prompt (`plan_hint`: the tools in order,
@@ -29,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ from agentkit.loop.extensions import ContextSection, Instructions
 from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, Model
 from agentkit.tools import Tool
+from agentkit.training.synthetic.arithmetic import ARITHMETIC_FAMILIES, evaluate, number_text
 from agentkit.trajectory import Trajectory
 
 KIND = "verified-tool-run"
@@ -80,26 +82,61 @@ def normal(value: Any) -> Any:
     return value
 
 
-def call_key(name: str, arguments: Mapping[str, Any]) -> str:
-    """A call's comparison key: its name and its arguments in `normal` form."""
+_ARITHMETIC_DOCS = frozenset(f.doc for f in ARITHMETIC_FAMILIES)
+_OPERATIONS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+
+
+def arithmetic_tools(specs: Sequence[dict[str, Any]]) -> frozenset[str]:
+    """The names, among function `specs`, of the generator's arithmetic tools (known by their description, since
+    a conversation may rename them)."""
+    return frozenset(str(s["function"]["name"]) for s in specs if s["function"].get("description") in _ARITHMETIC_DOCS)
+
+
+def arithmetic_value(arguments: Mapping[str, Any]) -> str | None:
+    """What an arithmetic tool's call works out, as the tools write numbers: a formula argument evaluated, or
+    `a` and `b` under `operation`; None when the arguments are not a formula of numbers and + - * / (or divide by
+    zero). The formula is parsed by Python's parser, so it is cut at 500 characters first."""
+    if {"a", "b", "operation"} <= set(arguments):
+        a, b, op = arguments["a"], arguments["b"], _OPERATIONS.get(str(arguments["operation"]))
+        formula = f"({a}) {op} ({b})" if op and all(isinstance(v, int | float | str) for v in (a, b)) else ""
+    else:
+        formula = next((v for v in arguments.values() if isinstance(v, str)), "")
+    if not formula or len(formula) > 500:
+        return None
+    try:
+        return number_text(evaluate(formula))
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, TypeError):
+        return None
+
+
+def call_key(name: str, arguments: Mapping[str, Any], arithmetic: Collection[str] = ()) -> str:
+    """A call's comparison key: its name and its arguments in `normal` form, or, for a tool named in
+    `arithmetic`, what it works out (`50*20` and `20 * 50` are one call)."""
+    if name in arithmetic:
+        value = arithmetic_value(arguments)
+        if value is not None:
+            return f"{name}={value}"
     return name + json.dumps(normal(dict(arguments)), sort_keys=True, ensure_ascii=False, default=str)
 
 
-def same_calls(made: Sequence[Call], written: Sequence[Call]) -> bool:
+def same_calls(made: Sequence[Call], written: Sequence[Call], arithmetic: Collection[str] = ()) -> bool:
     """Whether `made` are the `written` calls, as multisets of `call_key`s."""
-    return sorted(call_key(n, a) for n, a in made) == sorted(call_key(n, a) for n, a in written)
+    return (sorted(call_key(n, a, arithmetic) for n, a in made)
+            == sorted(call_key(n, a, arithmetic) for n, a in written))
 
 
 def gold_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[Tool]:
     """Tools for the function `specs` that return the results written in `messages`: a call gets the result of
-    the first unanswered written call with the same `call_key`, and any other call raises an error naming the
-    tool (shown to the model as a failed call), as a real tool would for a value it has no record of."""
+    the first unanswered written call with the same `call_key`, an arithmetic tool works out any other formula
+    (as a calculator would), and any other call raises an error naming the tool (shown to the model as a failed
+    call), as a real tool would for a value it has no record of."""
+    arithmetic = arithmetic_tools(specs)
     called = {c.id: (c.name, c.arguments) for m in messages for c in m.tool_calls}
     queues: dict[str, list[str]] = {}
     for message in messages:
         if message.role == "tool" and message.tool_call_id in called:
             name, args = called[message.tool_call_id or ""]
-            queues.setdefault(call_key(name, args), []).append(message.content)
+            queues.setdefault(call_key(name, args, arithmetic), []).append(message.content)
     lock = threading.Lock()
 
     def make(spec: dict[str, Any]) -> Tool:
@@ -108,10 +145,13 @@ def gold_tools(specs: Sequence[dict[str, Any]], messages: Sequence[Message]) -> 
 
         def run(**arguments: Any) -> str:
             with lock:
-                queue = queues.get(call_key(name, arguments))
-                if not queue:
-                    raise ValueError(f"{name} has no record for {json.dumps(arguments, ensure_ascii=False)}")
-                return queue.pop(0)
+                queue = queues.get(call_key(name, arguments, arithmetic))
+                if queue:
+                    return queue.pop(0)
+            value = arithmetic_value(arguments) if name in arithmetic else None
+            if value is None:
+                raise ValueError(f"{name} has no record for {json.dumps(arguments, ensure_ascii=False)}")
+            return value
 
         return Tool(run, name=name, description=function.get("description") or name,
                     parameters=function.get("parameters") or {"type": "object", "properties": {}})
@@ -160,11 +200,12 @@ def quotes(answer: str, value: str) -> bool:
     return value.lower() in text.lower()
 
 
-def right_run(run: Trajectory, messages: Sequence[Message]) -> bool:
-    """Whether `run` made the calls written in `messages` and its answer quotes a value of the last result, and
-    every number or id of it (a value with a digit) that the written answer quotes."""
+def right_run(run: Trajectory, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> bool:
+    """Whether `run` made the calls written in `messages` (an arithmetic tool among the function specs `tools`
+    judged by what it works out) and its answer quotes a value of the last result, and every number or id of it (a
+    value with a digit) that the written answer quotes."""
     made = [(c.name, dict(c.arguments)) for m in run.messages if m.role == "assistant" for c in m.tool_calls]
-    if run.stop_reason != "final" or not same_calls(made, written_calls(messages)):
+    if run.stop_reason != "final" or not same_calls(made, written_calls(messages), arithmetic_tools(tools)):
         return False
     values = answer_values(messages)
     written = next((m.content for m in reversed(messages) if m.role == "assistant" and not m.tool_calls), "")
@@ -277,13 +318,13 @@ def collect_tool_runs(model: Model, conversations: Sequence[Any], *, hints: bool
     def one(item: tuple[int, Any]) -> PlayedRequest:
         index, conv = item
         first = play(conv, None)
-        played = PlayedRequest(index, conv.kind, right_run(first, conv.messages), None, None, first)
+        played = PlayedRequest(index, conv.kind, right_run(first, conv.messages, conv.tools), None, None, first)
         if played.first_right:
             played.kept = first
         elif hints:
             hint = plan_hint(conv.messages)
             played.hinted = play(conv, hint)
-            played.hinted_right = right_run(played.hinted, conv.messages)
+            played.hinted_right = right_run(played.hinted, conv.messages, conv.tools)
             if played.hinted_right:
                 played.kept = without_hint(played.hinted, hint, tokenize)  # type: ignore[arg-type]
         if played.kept is not None:
@@ -299,5 +340,6 @@ def collect_tool_runs(model: Model, conversations: Sequence[Any], *, hints: bool
         return list(pool.map(one, enumerate(conversations)))
 
 
-__all__ = ["COLLECT_KINDS", "KIND", "PLAN_TITLE", "PlayedRequest", "answer_values", "call_key", "collect_tool_runs",
-           "gold_tools", "normal", "plan_hint", "quotes", "right_run", "same_calls", "without_hint", "written_calls"]
+__all__ = ["COLLECT_KINDS", "KIND", "PLAN_TITLE", "PlayedRequest", "answer_values", "arithmetic_tools",
+           "arithmetic_value", "call_key", "collect_tool_runs", "gold_tools", "normal", "plan_hint", "quotes",
+           "right_run", "same_calls", "without_hint", "written_calls"]
