@@ -95,10 +95,11 @@ def test_cli_train_and_report(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["train", "--data", str(tmp_path / "runs" / "*.jsonl"), "--model",
                                  f"local:{tmp_path / 'tiny'}", "--algo", "grpo", "--out", str(out),
-                                 "--max-steps", "2", "--groups-per-step", "1", "--lr", "0.01"])
+                                 "--max-steps", "2", "--groups-per-step", "1", "--lr", "0.01", "--checkpointing"])
     assert result.exit_code == 0, result.output
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 2
     assert (out / "config.yaml").exists() and (out / "latest").exists()
+    assert "gradient_checkpointing: true" in (out / "config.yaml").read_text()
     result = runner.invoke(app, ["train", "report", str(out)])
     assert result.exit_code == 0, result.output
     png = out / "report.png"
