@@ -111,14 +111,15 @@ tool-lora-1.5b-revisit-recover: setup
 # Multi-step tool use from the agent's own runs (docs/decisions.md#tool-runs): 150 synthetic requests of two to four
 # calls played by local:default, a wrong one again with its plan as a hint that is removed before training; the
 # shipped tool adapter continues on the right runs for one pass, then is packed as local:default ships it. The
-# leakage check covers the requests played. ~60 + 40 min on 2 cores.
+# leakage check covers the requests played. ~80 + 45 min on 2 cores.
 TOOL_RUNS := runs/tool-runs-1.5b
 tool-runs-1.5b: setup
 	$(BIN)/python tests/benchmarks/check_leakage.py --out $(TOOL_RUNS)/leakage.json
 	$(BIN)/python scripts/tool_runs_data.py --model local:default --conversations 150 --seed 7 --concurrency 2 \
 		--out $(TOOL_RUNS)/runs.jsonl
 	$(BIN)/agentkit train --algo sft --lr 1e-4 --kl 0 --groups-per-step 4 --micro-batch 2 --checkpointing \
-		--max-steps 200 --save-every 10 --seed 0 --data $(TOOL_RUNS)/runs.jsonl --model local:qwen2.5-coder-1.5b-tools --out $(TOOL_RUNS)/round1
+		--max-steps 200 --save-every 10 --seed 0 --data $(TOOL_RUNS)/runs.jsonl \
+		--model local:qwen2.5-coder-1.5b-tools --out $(TOOL_RUNS)/round1
 	$(BIN)/python -m agentkit.models.packed_adapter $(TOOL_RUNS)/round1/$$(cat $(TOOL_RUNS)/round1/latest)/adapter \
 		$(TOOL_RUNS)/adapter.q4.safetensors --base qwen2.5-coder-1.5b
 

@@ -14,7 +14,7 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -232,6 +232,30 @@ class Trajectory(BaseModel):
     def has_tokens(self) -> bool:
         """Whether every turn carries token ids (needed for training)."""
         return bool(self.turns) and all(t.completion_ids for t in self.turns)
+
+
+def without_hint(trajectory: Trajectory, hint: str, tokenize: Callable[[str], list[int]]) -> Trajectory:
+    """`trajectory` as if the text `hint` had not been in its prompts (rationalisation: a run made with a hint,
+    trained as a run of the plain request): `hint` removed from its task, its messages, and the prompt text and
+    input messages of every turn that starts a context, whose prompt text is tokenised again with `tokenize` (the
+    text of the model's chat template, special tokens included); a turn that continues another keeps its prompt
+    ids, its new tokens, since the hint sits in the opening prompt (a system section, the request). Completions keep
+    their token ids. Raises ValueError when a turn that starts a context does not show `hint`."""
+    turns = []
+    for turn in trajectory.turns:
+        if turn.extends is not None:
+            turns.append(turn)
+            continue
+        if hint not in turn.prompt_text:
+            raise ValueError(f"the prompt of turn {turn.index} of {trajectory.task_id or trajectory.id} does not show "
+                             f"the hint {hint.strip()!r}")
+        prompt = turn.prompt_text.replace(hint, "")
+        inputs = None if turn.input is None else [m.model_copy(update={"content": m.content.replace(hint, "")})
+                                                  for m in turn.input]
+        turns.append(turn.model_copy(update={"prompt_text": prompt, "prompt_ids": tokenize(prompt), "input": inputs}))
+    messages = [m.model_copy(update={"content": m.content.replace(hint, "")}) for m in trajectory.messages]
+    return trajectory.model_copy(update={"task": trajectory.task.replace(hint, ""), "messages": messages,
+                                         "turns": turns})
 
 
 # -- JSONL logs -------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,16 +65,11 @@ def main(argv: list[str] | None = None, model: Model | None = None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")
     started = time.perf_counter()
-    lock = threading.Lock()
 
-    def progress(p: PlayedRequest) -> None:
-        with lock:
-            _write(p)
-
-    def _write(p: PlayedRequest) -> None:
+    def progress(p: PlayedRequest) -> None:  # from the worker threads; append_jsonl locks the file
         for run in (p.first, p.hinted):
             if run is not None:
-                append_jsonl(log, run.model_copy(update={"task_id": f"tool-run-{p.index}"}))
+                append_jsonl(log, run)
         if p.kept is not None:
             append_jsonl(args.out, p.kept)
         print(f"  {p.index:>4} {p.kind:<9} first={'ok' if p.first_right else '--'} "

@@ -44,6 +44,7 @@ from agentkit.sql.extract import query_key, sql_in_text
 from agentkit.sql.recipe import EVIDENCE_TEMPLATE
 from agentkit.sql.rewards import EXECUTION_MATCH, execution_reward
 from agentkit.trajectory import Trajectory
+from agentkit.trajectory import without_hint as remove_hint
 
 KIND = "verified-draft"
 """`metadata["kind"]` of the trajectories `verified_drafts` writes."""
@@ -102,18 +103,11 @@ def without_hint(draft: Trajectory, evidence: str, tokenize: Callable[[str], lis
     """`draft` (a `verified_drafts` item of a task asked with `evidence` as its hint) as if the task had been asked
     without it: the "Hint:" line removed from its task, its turn's prompt text and input messages, and the prompt
     text tokenised again with `tokenize` (the text of the model's own chat template, special tokens included; for
-    the embedded models, their tokenizer with `add_special_tokens=False`). The completion keeps its token ids.
-    Raises ValueError when the turn's prompt text does not hold the hint line, since then it cannot be removed."""
-    line = EVIDENCE_TEMPLATE.format(evidence=evidence.strip())
-    (turn,) = draft.turns
-    if line not in turn.prompt_text:
-        raise ValueError(f"the prompt of {draft.task_id}'s draft does not show the hint {line.strip()!r}")
-    prompt = turn.prompt_text.replace(line, "")
-    inputs = None if turn.input is None else [m.model_copy(update={"content": m.content.replace(line, "")})
-                                              for m in turn.input]
-    plain = turn.model_copy(update={"prompt_text": prompt, "prompt_ids": tokenize(prompt), "input": inputs})
-    return draft.model_copy(update={"task": draft.task.replace(line, ""), "turns": [plain],
-                                    "metadata": {**draft.metadata, "hint_removed": evidence.strip()}})
+    the embedded models, their tokenizer with `add_special_tokens=False`; `agentkit.trajectory.without_hint`). The
+    completion keeps its token ids. Raises ValueError when the turn's prompt text does not hold the hint line,
+    since then it cannot be removed."""
+    plain = remove_hint(draft, EVIDENCE_TEMPLATE.format(evidence=evidence.strip()), tokenize)
+    return plain.model_copy(update={"metadata": {**draft.metadata, "hint_removed": evidence.strip()}})
 
 
 __all__ = ["HINT_LEAD", "KIND", "skeleton_hint", "verified_drafts", "without_hint"]

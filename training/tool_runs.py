@@ -20,7 +20,7 @@ side by side may come in either order) and its answer quotes a value of the last
 
 A request the model fails is asked again with its plan in the system prompt (`plan_hint`: the tools in order,
 which argument comes from which earlier result, never a value). A right hinted run is kept as if the hint had not
-been there (`without_hint`): the section leaves the system message and the prompt of every turn that starts a
+been there (`without_plan`): the section leaves the system message and the prompt of every turn that starts a
 context, and those prompts are tokenised again; the completions keep the token ids the model wrote. This is
 rationalisation (STaR): the model learns to make, unprompted, the runs it can make when told the plan.
 """
@@ -41,7 +41,7 @@ from agentkit.messages import Message
 from agentkit.models.protocol import GenerationSettings, Model
 from agentkit.tools import Tool
 from agentkit.training.synthetic.arithmetic import ARITHMETIC_FAMILIES, evaluate, number_text
-from agentkit.trajectory import Trajectory
+from agentkit.trajectory import Trajectory, without_hint
 
 KIND = "verified-tool-run"
 """`metadata["kind"]` of the trajectories `collect_tool_runs` keeps."""
@@ -256,28 +256,13 @@ def plan_hint(messages: Sequence[Message]) -> str:
     return " ".join([*lines, "Then answer from the results."])
 
 
-def without_hint(run: Trajectory, hint: str, tokenize: Callable[[str], list[int]]) -> Trajectory:
-    """`run` (made with `hint` as its `PLAN_TITLE` section) as if the hint had not been there: the section removed
-    from the system message, and from the prompt text and input of every turn that starts a context, whose prompt is
-    tokenised again with `tokenize` (the text of the model's chat template, special tokens included); a turn that
-    continues another keeps its ids (its new tokens come after the system prompt). Raises ValueError when a turn
-    that starts a context does not show the section, since then the hint cannot be removed."""
-    block = "\n\n" + ContextSection(PLAN_SOURCE, PLAN_TITLE, hint).render()
-    messages = [m.model_copy(update={"content": m.content.replace(block, "")}) if m.role == "system" else m
-                for m in run.messages]
-    turns = []
-    for turn in run.turns:
-        if turn.extends is not None:
-            turns.append(turn)
-            continue
-        if block not in turn.prompt_text:
-            raise ValueError(f"turn {turn.index} of run {run.id} does not show the plan, so it cannot be removed")
-        prompt = turn.prompt_text.replace(block, "")
-        inputs = None if turn.input is None else [m.model_copy(update={"content": m.content.replace(block, "")})
-                                                  for m in turn.input]
-        turns.append(turn.model_copy(update={"prompt_text": prompt, "prompt_ids": tokenize(prompt), "input": inputs}))
-    return run.model_copy(update={"messages": messages, "turns": turns,
-                                  "metadata": {**run.metadata, "hint_removed": hint}})
+def without_plan(run: Trajectory, plan: str, tokenize: Callable[[str], list[int]]) -> Trajectory:
+    """`run` (made with `plan` as its `PLAN_TITLE` section) as if the plan had not been shown: the section removed
+    from the system message and from the prompt of every turn that starts a context, those prompts tokenised again
+    with `tokenize` (`agentkit.trajectory.without_hint`). Raises ValueError when such a turn does not show it."""
+    section = "\n\n" + ContextSection(PLAN_SOURCE, PLAN_TITLE, plan).render()
+    plain = without_hint(run, section, tokenize)
+    return plain.model_copy(update={"metadata": {**run.metadata, "hint_removed": plan}})
 
 
 @dataclass
@@ -298,10 +283,10 @@ def collect_tool_runs(model: Model, conversations: Sequence[Any], *, hints: bool
                       max_tokens: int = 256, concurrency: int = 1, instructions: str = DEFAULT_INSTRUCTIONS,
                       on_played: Callable[[PlayedRequest], None] | None = None) -> list[PlayedRequest]:
     """Play each one-request conversation (`.kind`, `.tools`, `.messages`; a chat raises ValueError) greedily with
-    `model` through the agent loop, a wrong one again with its plan when `hints`, and keep each right run (a hinted
-    one through `without_hint`, tokenised by `model.tokenize`) with reward 1 and `metadata["kind"] = KIND`.
-    `concurrency` requests run at once (an in-process llama.cpp model needs as many slots); `on_played` sees each
-    request as it finishes."""
+    `model` through the agent loop (task id `tool-run-INDEX`), a wrong one again with its plan when `hints`, and
+    keep each right run (a hinted one through `without_plan`, tokenised by `model.tokenize`) with reward 1 and
+    `metadata["kind"] = KIND`. `concurrency` requests run at once (an in-process llama.cpp model needs as many
+    slots); `on_played` sees each request as it finishes, from the worker threads."""
     if any(sum(m.role == "user" for m in c.messages) != 1 for c in conversations):
         raise ValueError("collect_tool_runs plays conversations of one request; a chat has several")
     tokenize = getattr(model, "tokenize", None)
@@ -309,27 +294,27 @@ def collect_tool_runs(model: Model, conversations: Sequence[Any], *, hints: bool
         raise ValueError(f"{type(model).__name__} has no tokenize(), so a hinted run's prompt cannot be rebuilt")
     settings = GenerationSettings(temperature=0.0, max_tokens=max_tokens)
 
-    def play(conv: Any, hint: str | None) -> Trajectory:
+    def play(index: int, conv: Any, hint: str | None) -> Trajectory:
         extensions = [Instructions(hint, title=PLAN_TITLE, name=PLAN_SOURCE)] if hint else []
         agent = Agent(model, gold_tools(conv.tools, conv.messages), max_steps=max_steps, settings=settings,
                       instructions=instructions, extensions=extensions)
-        return agent.run(conv.messages[0].content).trajectory
+        return agent.run(conv.messages[0].content, task_id=f"tool-run-{index}").trajectory
 
     def one(item: tuple[int, Any]) -> PlayedRequest:
         index, conv = item
-        first = play(conv, None)
+        first = play(index, conv, None)
         played = PlayedRequest(index, conv.kind, right_run(first, conv.messages, conv.tools), None, None, first)
         if played.first_right:
             played.kept = first
         elif hints:
             hint = plan_hint(conv.messages)
-            played.hinted = play(conv, hint)
+            played.hinted = play(index, conv, hint)
             played.hinted_right = right_run(played.hinted, conv.messages, conv.tools)
             if played.hinted_right:
-                played.kept = without_hint(played.hinted, hint, tokenize)  # type: ignore[arg-type]
+                played.kept = without_plan(played.hinted, hint, tokenize)  # type: ignore[arg-type]
         if played.kept is not None:
             played.kept = played.kept.model_copy(update={
-                "task_id": f"tool-run-{index}", "reward": 1.0,
+                "reward": 1.0,
                 "metadata": {**played.kept.metadata, "kind": KIND, "conversation_kind": conv.kind,
                              "hinted": played.hinted_right is True}})
         if on_played is not None:
@@ -342,4 +327,4 @@ def collect_tool_runs(model: Model, conversations: Sequence[Any], *, hints: bool
 
 __all__ = ["COLLECT_KINDS", "KIND", "PLAN_TITLE", "PlayedRequest", "answer_values", "arithmetic_tools",
            "arithmetic_value", "call_key", "collect_tool_runs", "gold_tools", "normal", "plan_hint", "quotes",
-           "right_run", "same_calls", "without_hint", "written_calls"]
+           "right_run", "same_calls", "without_plan", "written_calls"]
