@@ -16,7 +16,7 @@ VLLM_VENV ?= .venv-vllm
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: setup chat test lint docs vllm-cpu tool-lora tool-lora-1.5b tool-lora-1.5b-chains tool-lora-1.5b-serial tool-lora-1.5b-recover tool-lora-1.5b-revisit \
-	tool-lora-1.5b-revisit-recover sql-lora-1.5b tool-runs-1.5b
+	tool-lora-1.5b-revisit-recover sql-lora-1.5b tool-runs-1.5b tool-runs-1.5b-round2
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
@@ -121,7 +121,22 @@ tool-runs-1.5b: setup
 		--max-steps 200 --save-every 10 --seed 0 --data $(TOOL_RUNS)/runs.jsonl \
 		--model local:qwen2.5-coder-1.5b-tools --out $(TOOL_RUNS)/round1
 	$(BIN)/python -m agentkit.models.packed_adapter $(TOOL_RUNS)/round1/$$(cat $(TOOL_RUNS)/round1/latest)/adapter \
-		$(TOOL_RUNS)/adapter.q4.safetensors --base qwen2.5-coder-1.5b
+		$(TOOL_RUNS)/adapter.q4.safetensors --base qwen2.5-coder-1.5b --unpack-to $(TOOL_RUNS)/q4
+
+# Round two (docs/decisions.md#tool-runs): round one's adapter, as it would ship, plays 150 new requests (seed 8),
+# two thirds of two to four calls and a third of one call or none (a greeting offered many tools among them), and
+# continues on its right runs for one pass. Needs tool-runs-1.5b's adapter. ~75 + 45 min on 2 cores.
+TOOL_RUNS2 := runs/tool-runs-1.5b-round2
+TOOL_RUNS2_KINDS := sequence:2,chain3:2,compute:2,single:1,no_tool:1,crowded:1
+tool-runs-1.5b-round2: setup
+	$(BIN)/python tests/benchmarks/check_leakage.py --out $(TOOL_RUNS2)/leakage.json
+	$(BIN)/python scripts/tool_runs_data.py --model local:qwen2.5-coder-1.5b+$(TOOL_RUNS)/q4 --conversations 150 \
+		--seed 8 --kinds $(TOOL_RUNS2_KINDS) --concurrency 2 --out $(TOOL_RUNS2)/runs.jsonl
+	$(BIN)/agentkit train --algo sft --lr 1e-4 --kl 0 --groups-per-step 4 --micro-batch 2 --checkpointing \
+		--max-steps 200 --save-every 10 --seed 0 --data $(TOOL_RUNS2)/runs.jsonl \
+		--model local:qwen2.5-coder-1.5b+$(TOOL_RUNS)/q4 --out $(TOOL_RUNS2)/round2
+	$(BIN)/python -m agentkit.models.packed_adapter $(TOOL_RUNS2)/round2/$$(cat $(TOOL_RUNS2)/round2/latest)/adapter \
+		$(TOOL_RUNS2)/adapter.q4.safetensors --base qwen2.5-coder-1.5b --unpack-to $(TOOL_RUNS2)/q4
 
 # SQL from the agent's own runs (docs/decisions.md#sql-rejection-sampling), three rounds on the train split, each
 # continuing the last one's adapter for one pass: rejection sampling on each train database's questions 1-10 with

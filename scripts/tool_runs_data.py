@@ -5,13 +5,14 @@ plan as a hint), on synthetic requests over the training tool families.
         --out runs/tool-runs-1.5b/runs.jsonl           # then: agentkit train --data ... --algo sft
 
 Draws `--conversations` one-request conversations of `--kinds` (`agentkit.training.synthetic`; by default the kinds
-of more than one call: `sequence`, `chain3`, `compute`) and plays each through the agent loop with `--model`,
-greedy, `--max-steps` steps; a wrong run is played again with the request's plan in the system prompt, and every
-right run is kept with the plan removed (`agentkit.training.tool_runs`). The requests come from the generator the
-tool LoRA's recipes use, whose every text is checked against the benchmarks by
-`tests/benchmarks/check_leakage.py` (this recipe is one of its `RECIPES`). Writes the kept trajectories as JSONL
-at `--out`, every run played (plain and hinted) at `--log`, and beside `--out` (`.json`) a report: per kind the
-requests played, right at the first try, played again with the plan, right then, and kept.
+of more than one call, `sequence`, `chain3`, `compute`, alike; `KIND:WEIGHT` gives a kind its share) and plays
+each through the agent loop with `--model`, greedy, `--max-steps` steps; a wrong run is played again with the
+request's plan in the system prompt, and every right run is kept with the plan removed
+(`agentkit.training.tool_runs`). The requests come from the generator the tool LoRA's recipes use, whose every text
+is checked against the benchmarks by `tests/benchmarks/check_leakage.py` (this recipe is one of its `RECIPES`).
+Writes the kept trajectories as JSONL at `--out`, every run played (plain and hinted) at `--log`, and beside `--out`
+(`.json`) a report: per kind the requests played, right at the first try, played again with the plan, right then,
+and kept.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from agentkit.models import Model, resolve_model
 from agentkit.training.synthetic import synthetic_conversations
-from agentkit.training.tool_runs import COLLECT_KINDS, PlayedRequest, collect_tool_runs
+from agentkit.training.tool_runs import COLLECT_KINDS, PlayedRequest, collect_tool_runs, kind_weights
 from agentkit.trajectory import append_jsonl
 
 
@@ -47,7 +48,8 @@ def main(argv: list[str] | None = None, model: Model | None = None) -> int:
     parser.add_argument("--model", default="local:default", help="the model that plays the requests")
     parser.add_argument("--conversations", type=int, default=150)
     parser.add_argument("--seed", type=int, default=7, help="the generator's seed")
-    parser.add_argument("--kinds", default=",".join(COLLECT_KINDS), help="conversation kinds, comma-separated")
+    parser.add_argument("--kinds", default=",".join(COLLECT_KINDS),
+                        help="conversation kinds and their shares, KIND[:WEIGHT],... (no weight: 1)")
     parser.add_argument("--concurrency", type=int, default=1, help="requests at once (llama.cpp slots)")
     parser.add_argument("--max-steps", type=int, default=6)
     parser.add_argument("--max-tokens", type=int, default=256)
@@ -56,8 +58,11 @@ def main(argv: list[str] | None = None, model: Model | None = None) -> int:
     parser.add_argument("--log", type=Path, default=None, help="JSONL of every run played (default: beside --out)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    conversations = synthetic_conversations(args.conversations, seed=args.seed, weights=dict.fromkeys(kinds, 1.0),
+    try:
+        kinds = kind_weights(args.kinds)
+    except ValueError as exc:
+        parser.error(str(exc))
+    conversations = synthetic_conversations(args.conversations, seed=args.seed, weights=kinds,
                                             refusals=False, fresh_names=0.5)
     played_by = model or resolve_model(args.model, parallel=args.concurrency)
     log = args.log or args.out.with_name(args.out.stem + ".played.jsonl")

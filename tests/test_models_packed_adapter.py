@@ -96,8 +96,10 @@ def test_the_command_packs_a_folder_and_prints_the_pins(tmp_path: Path, capsys: 
 
     source = _adapter(tmp_path / "adapter")
     out = tmp_path / "x.q4.safetensors"
-    assert main([str(source), str(out), "--base", "tiny"]) == 0
+    assert main([str(source), str(out), "--base", "tiny", "--unpack-to", str(tmp_path / "q4")]) == 0
     printed = capsys.readouterr().out
     assert f"{out.stat().st_size} bytes" in printed and sha256_of(out) in printed
     config = json.loads((unpack_adapter(out, tmp_path / "back") / "adapter_config.json").read_text())
     assert config["base_model_name_or_path"] == "tiny"
+    unpacked = {f.name: f.read_bytes() for f in (tmp_path / "q4").iterdir()}
+    assert unpacked == {f.name: f.read_bytes() for f in (tmp_path / "back").iterdir()}

@@ -25,6 +25,7 @@ from agentkit.training.tool_runs import (
     PLAN_TITLE,
     collect_tool_runs,
     gold_tools,
+    kind_weights,
     plan_hint,
     quotes,
     written_calls,
@@ -92,6 +93,36 @@ def test_the_written_conversations_themselves_are_judged_right() -> None:
     for p in played:
         assert p.kept is not None and p.kept.metadata["kind"] == KIND and p.kept.reward == 1.0
         assert p.kept.metadata["hinted"] is False and p.hinted is None
+
+
+def test_one_call_and_no_call_requests_are_judged_and_a_stray_call_is_wrong() -> None:
+    """The kinds a mix adds beside the chains (`kind_weights`): played as written they are right; a call made to
+    a request written without one (a greeting offered many tools) is wrong, as is a skipped single call."""
+    weights = kind_weights("single:1, no_tool, crowded:1.5")
+    assert weights == {"single": 1.0, "no_tool": 1.0, "crowded": 1.5}
+    convs = synthetic_conversations(24, seed=11, weights=weights, refusals=False, fresh_names=0.5)
+    assert {c.kind for c in convs} == set(weights)
+    assert all(p.first_right for p in collect_tool_runs(replaying(convs), convs, hints=False))
+    silent = [c for c in convs if not written_calls(c.messages)]
+    assert silent and len(silent) < len(convs)
+
+    def stray(conv: Any, step: int, reply: Message, messages: Sequence[Message]) -> Message:
+        if step == 0:
+            spec = conv.tools[0]["function"] if conv.tools else {"name": "lookup"}
+            return Message.assistant("", [ToolCall(name=spec["name"], arguments={})])
+        return Message.assistant("Done.") if not written_calls(conv.messages) else reply
+
+    played = collect_tool_runs(replaying(silent, stray), silent, hints=False)
+    assert not any(p.first_right for p in played)
+
+    def skip(conv: Any, step: int, reply: Message, messages: Sequence[Message]) -> Message:
+        return Message.assistant("It is 42.") if reply.tool_calls else reply
+
+    called = [c for c in convs if written_calls(c.messages)]
+    assert not any(p.first_right for p in collect_tool_runs(replaying(called, skip), called, hints=False))
+    for bad in ("", "single:0", "single:x", "single,single", "single:nan"):
+        with pytest.raises(ValueError):
+            kind_weights(bad)
 
 
 def test_a_guessed_id_a_skipped_call_or_a_misquoted_result_is_judged_wrong() -> None:
@@ -260,3 +291,28 @@ def test_an_arithmetic_call_is_judged_by_what_it_works_out_and_the_tool_computes
     assert tool.fn(**args) == "42" and arithmetic_value(args) == "42"
     assert arithmetic_value({"formula": "2 ** 2000"}) is None and arithmetic_value({"formula": "1/0"}) is None
     assert arithmetic_value({"formula": "(" * 400 + "1" + ")" * 400}) is None
+
+
+def test_the_leakage_check_covers_each_collection_recipe_as_the_makefile_runs_it() -> None:
+    """Every `scripts/tool_runs_data.py` line of the Makefile draws the requests that `check_leakage.RECIPES`
+    checks under that recipe's name: the same number, seed and kinds with their shares."""
+    sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
+    from check_leakage import RECIPES
+
+    text = (Path(__file__).parents[1] / "Makefile").read_text().replace("\\\n", " ")
+    variables = dict(re.findall(r"^([A-Z0-9_]+) := (.+)$", text, flags=re.M))
+    checked = {name: options for name, options in RECIPES}
+    targets = re.findall(r"^([\w.-]+): setup\n((?:\t.*\n)+)", text, flags=re.M)
+    found = 0
+    for target, body in targets:
+        line = next((ln for ln in body.splitlines() if "scripts/tool_runs_data.py" in ln), None)
+        if line is None:
+            continue
+        line = re.sub(r"\$\((\w+)\)", lambda m: variables.get(m.group(1), m.group(0)), line)
+        options = dict(re.findall(r"--(conversations|seed|kinds) (\S+)", line))
+        recipe = checked[f"make {target}"]
+        assert recipe["n"] == int(options["conversations"]) and recipe["seed"] == int(options["seed"])
+        assert recipe["weights"] == kind_weights(options.get("kinds", ",".join(COLLECT_KINDS)))
+        assert (recipe["refusals"], recipe["fresh_names"]) == (False, 0.5)  # what the script always draws with
+        found += 1
+    assert found == 2

@@ -58,6 +58,27 @@ _MAX_TEXT = 20_000  # a result or answer longer than this is cut before it is sc
 Call = tuple[str, dict[str, Any]]
 
 
+def kind_weights(text: str) -> dict[str, float]:
+    """The conversation kinds and their shares from `KIND[:WEIGHT],...` (a kind without a weight weighs 1), e.g.
+    `"sequence:2,chain3:2,single"`; raises ValueError on an empty list, a repeated kind or a weight that is not a
+    positive number (an unknown kind is refused by `synthetic_conversations`)."""
+    weights: dict[str, float] = {}
+    for item in text[:_MAX_TEXT].split(","):
+        kind, sep, weight = (part.strip() for part in item.partition(":"))
+        if not kind:
+            continue
+        try:
+            share = float(weight) if sep else 1.0
+        except ValueError:
+            share = -1.0
+        if kind in weights or not 0 < share < float("inf"):
+            raise ValueError(f"kinds are KIND[:WEIGHT] with a positive weight, each kind once: {item.strip()!r}")
+        weights[kind] = share
+    if not weights:
+        raise ValueError("no conversation kind given")
+    return weights
+
+
 def written_calls(messages: Sequence[Message]) -> list[Call]:
     """The calls of a conversation's assistant messages, in order, as (name, arguments)."""
     return [(c.name, dict(c.arguments)) for m in messages if m.role == "assistant" for c in m.tool_calls]
@@ -326,5 +347,5 @@ def collect_tool_runs(model: Model, conversations: Sequence[Any], *, hints: bool
 
 
 __all__ = ["COLLECT_KINDS", "KIND", "PLAN_TITLE", "PlayedRequest", "answer_values", "arithmetic_tools",
-           "arithmetic_value", "call_key", "collect_tool_runs", "gold_tools", "normal", "plan_hint", "quotes",
-           "right_run", "same_calls", "without_plan", "written_calls"]
+           "arithmetic_value", "call_key", "collect_tool_runs", "gold_tools", "kind_weights", "normal", "plan_hint",
+           "quotes", "right_run", "same_calls", "without_plan", "written_calls"]

@@ -137,8 +137,10 @@ def _dequantise(codes: Any, scales: Any, bits: int, n: int) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m agentkit.models.packed_adapter ADAPTER_DIR OUT [--bits 4] [--base NAME]`: pack a peft adapter
-    folder; prints the packed file's size and sha256, the pins `embedded_adapters` ships an adapter with."""
+    """`python -m agentkit.models.packed_adapter ADAPTER_DIR OUT [--bits 4] [--base NAME] [--unpack-to DIR]`: pack a
+    peft adapter folder; prints the packed file's size and sha256, the pins `embedded_adapters` ships an adapter
+    with. `--unpack-to DIR` also unpacks the packed file there, a peft folder that loads the adapter as it would
+    ship (`local:BASE+DIR`), for measuring it before it does."""
     import argparse
 
     from agentkit.models.embedded import sha256_of
@@ -148,9 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="the packed file to write (replaced)")
     parser.add_argument("--bits", type=int, default=4, choices=(4, 8))
     parser.add_argument("--base", default=None, help="the base model name to record (an embedded model's key)")
+    parser.add_argument("--unpack-to", type=Path, default=None, help="also unpack the packed file to this folder")
     args = parser.parse_args(argv)
     out = pack_adapter(args.adapter_dir, args.out, bits=args.bits, base=args.base)
     print(f"{out}: {out.stat().st_size} bytes, sha256 {sha256_of(out)}")
+    if args.unpack_to is not None:
+        print(f"unpacked to {unpack_adapter(out, args.unpack_to)}")
     return 0
 
 

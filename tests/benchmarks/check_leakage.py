@@ -10,9 +10,9 @@ chat has several) of the conversations `agentkit.training.synthetic.synthetic_co
 - the sample: `--sample N` (default 2000) conversations with the seed, mix and options of the Makefile's
   `tool-lora-1.5b-chains` recipe, standing for what the recipe and any longer run of it draws from;
 - each Makefile recipe as it runs with this generator (`tool-lora`, `tool-lora-1.5b`, `tool-lora-1.5b-chains`,
-  `tool-lora-1.5b-serial`, `tool-lora-1.5b-revisit`,
-  `tool-lora-1.5b-revisit-recover`: their number of conversations and options; `tool-runs-1.5b`: the requests its
-  collection plays), reported apart.
+  `tool-lora-1.5b-serial`, `tool-lora-1.5b-revisit`, `tool-lora-1.5b-revisit-recover`: their number of
+  conversations and options; `tool-runs-1.5b`, `tool-runs-1.5b-round2`: the requests their collections play),
+  reported apart.
 
 Only the data-building function runs (no model). Both sides are embedded with the packaged all-MiniLM-L6-v2
 (`agentkit.memory.embeddings.Embedder.default()`, offline, L2-normalised, so a dot product is the cosine). For
@@ -70,6 +70,9 @@ RECIPES: tuple[tuple[str, dict[str, Any]], ...] = (
                                              "refusals": False, "fresh_names": 0.5}),
     ("make tool-runs-1.5b", {"n": 150, "seed": 7, "weights": dict.fromkeys(COLLECT_KINDS, 1.0), "refusals": False,
                              "fresh_names": 0.5}),
+    ("make tool-runs-1.5b-round2", {"n": 150, "seed": 8,
+                                    "weights": {"sequence": 2, "chain3": 2, "compute": 2, "single": 1, "no_tool": 1,
+                                                "crowded": 1}, "refusals": False, "fresh_names": 0.5}),
 )
 SAMPLE_OPTIONS: dict[str, Any] = {k: v for k, v in RECIPES[2][1].items() if k != "n"}
 """The sample's generator options: the chains recipe's seed, mix and options."""
